@@ -1,0 +1,101 @@
+"""What the three console scripts share: parser class, output, the error boundary.
+
+Every command's handler returns an object with `.message` (human text) and
+`.as_dict()` (the --json object); `code` on it (default 0) is the exit status.
+Errors become one `error: …` line on stderr, or one JSON object on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from typing import Any, Callable, NoReturn, Sequence
+
+from ..errors import EXIT_FAILED, MemfsError, UsageError
+from ..redact import redact, redact_obj
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises UsageError instead of printing and exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        m = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        if m:
+            message = f"unknown command '{m.group(1)}'"
+        raise UsageError(f"{message} (see {self.prog} -h)", details={"usage": self.format_usage().strip()})
+
+
+class Report:
+    """A plain command result: text for people, a dict for --json."""
+
+    def __init__(self, message: str, data: dict[str, Any] | None = None, code: int = 0):
+        self.message = message
+        self.data = data or {}
+        self.code = code
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.code == 0, "message": self.message, **self.data}
+
+
+def wants_json(argv: Sequence[str], always: Sequence[str] = ("call",)) -> bool:
+    """--json anywhere before a bare `--` (so even usage errors answer in JSON), or a
+    subcommand that always answers in JSON."""
+    command = None
+    skip = False
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg == "--json":
+            return True
+        if skip:
+            skip = False
+        elif arg == "--memory-dir":
+            skip = True
+        elif command is None and not arg.startswith("-"):
+            command = arg
+    return command in always
+
+
+def print_json(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(redact_obj(obj), ensure_ascii=False) + "\n")
+
+
+def print_text(text: str, stream: Any = None) -> None:
+    if text:
+        (stream or sys.stdout).write(redact(text) + ("" if text.endswith("\n") else "\n"))
+
+
+def fail(exc: MemfsError, as_json: bool) -> int:
+    message = redact(exc.message)
+    if as_json:
+        print_json({"ok": False, "error": message, "code": exc.code, **exc.details})
+    else:
+        sys.stderr.write(f"error: {' '.join(message.split(chr(10))) if message else 'failed'}\n")
+    return exc.code
+
+
+def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int]) -> int:
+    """Run a console script body, mapping every failure to our exit codes."""
+    as_json = wants_json(argv)
+    try:
+        return body(argv)
+    except MemfsError as exc:
+        return fail(exc, as_json)
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_FAILED
+    except Exception as exc:  # noqa: BLE001 - the one place that catches everything
+        err = MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)")
+        return fail(err, as_json)
+
+
+def emit(result: Any, *, as_json: bool, quiet: bool = False) -> int:
+    code = getattr(result, "code", 0) or 0
+    if as_json:
+        print_json(result.as_dict())
+    elif not quiet or code:
+        print_text(result.message)
+    return code

@@ -1,0 +1,41 @@
+"""The error model: every user-facing failure is a MemfsError with an exit code.
+
+Exit codes are pinned by DESIGN §4: 0 done, 1 refused or failed, 2 usage,
+3 busy (retry later), 4 environment (not a memory repo, git missing, no sandbox).
+"""
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_BUSY = 3
+EXIT_ENV = 4
+
+
+class MemfsError(Exception):
+    """A failure we explain to the user in one line; `code` is the exit status."""
+
+    code = EXIT_FAILED
+
+    def __init__(self, message: str, *, code: int | None = None, details: dict | None = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        # Extra machine-readable fields for --json output (e.g. the list of problems).
+        self.details = details or {}
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class UsageError(MemfsError):
+    code = EXIT_USAGE
+
+
+class BusyError(MemfsError):
+    code = EXIT_BUSY
+
+
+class EnvironmentProblem(MemfsError):
+    code = EXIT_ENV

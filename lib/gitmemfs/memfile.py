@@ -1,0 +1,279 @@
+"""Memory file format: YAML frontmatter + Markdown body.
+
+    ---
+    description: One line saying what this file holds
+    read_only: true          (optional, protected)
+    ---
+    body, preserved byte for byte
+
+Frontmatter is real YAML. Most files hold only `key: plain value` lines, so
+those are read by a small exact parser; anything else (quotes, comments, block
+scalars, continuation lines) goes through PyYAML. Both paths give the same
+result; the fast one keeps `yaml` off the pre-commit hook's import path.
+
+`read_only` is judged on its scalar text, fail-closed: only an explicit false
+(`false`, `no`, `off`, `0`, empty, null) makes a file writable, so `"true"`,
+`True` and `yes` all protect it (upstream accepted only a bare `true`).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+ALLOWED_KEYS = ("description", "read_only", "limit")
+_NULLS = {"~", "null", "Null", "NULL"}
+_FALSY = {"false", "no", "off", "0", "", "null", "~"}
+
+_KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*$")
+# A plain YAML scalar we can read without a YAML parser: no indicator first
+# character, no ": " / " #" inside, no trailing ':' and no tabs.
+# Printable as YAML defines it (a negated class compiles far faster than the ranges).
+_CHAR = "[^\x00-\x1f\x7f-\x84\x86-\x9f\ud800-\udfff\ufffe\uffff]"
+_SAFE_PLAIN = re.compile(
+    rf"^(?![ \-?:,\[\]{{}}#&*!|>'\"%@`]){_CHAR}(?:(?!: | #){_CHAR})*(?<![: ])$")
+# Plain scalars that YAML would resolve to something other than a string.
+_NON_STR = re.compile(r"(?i)^(?:y|n|yes|no|true|false|on|off|null|~|=|<<|[-+.0-9].*)$")
+
+
+class FrontmatterError(ValueError):
+    """A problem with a file's frontmatter; `reason` is one of the kinds below."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(detail or reason)
+        self.reason = reason  # "missing" | "unclosed" | "yaml" | "not_mapping" | "duplicate"
+        self.detail = detail
+
+
+class EncodingProblem(ValueError):
+    """Bytes that are not clean UTF-8 text; the message names the cause."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind  # "utf16le" | "utf16be" | "utf8" | "nul" | "bom"
+
+
+class Entry:
+    """One top-level frontmatter entry. (Plain classes, not dataclasses: this module is
+    on the pre-commit hook's import path, where `dataclasses` costs ~6 ms.)"""
+
+    __slots__ = ("key", "value", "source", "scalar")
+
+    def __init__(self, key: str, value: str | None, source: str, scalar: bool = True):
+        self.key = key
+        self.value = value      # scalar text (quotes removed); None for non-scalar values
+        self.source = source    # the entry exactly as written, for faithful re-rendering
+        self.scalar = scalar
+
+
+class MemFile:
+    """A parsed memory file. Rendering it back preserves the body byte for byte."""
+
+    __slots__ = ("description", "body", "entries", "eol")
+
+    def __init__(self, description: str, body: str, entries: list[Entry] | None = None,
+                 eol: str = "\n"):
+        self.description = description
+        self.body = body
+        self.entries = entries or []
+        self.eol = eol
+
+    def get(self, key: str) -> Entry | None:
+        for entry in self.entries:
+            if entry.key == key:
+                return entry
+        return None
+
+    @property
+    def read_only(self) -> bool:
+        entry = self.get("read_only")
+        return entry is not None and is_truthy(entry)
+
+
+def is_truthy(entry: Entry) -> bool:
+    """Fail-closed truth of a `read_only` entry: anything but an explicit false protects."""
+    if not entry.scalar:
+        return True
+    return (entry.value or "").strip().lower() not in _FALSY
+
+
+# --- bytes -> text ----------------------------------------------------------------
+
+def encoding_problem(data: bytes) -> EncodingProblem | None:
+    """Why `data` is not acceptable memory text (UTF-8, no BOM, no NUL), or None."""
+    if data.startswith(b"\xff\xfe"):
+        return EncodingProblem("utf16le", "has UTF-16LE BOM")
+    if data.startswith(b"\xfe\xff"):
+        return EncodingProblem("utf16be", "has UTF-16BE BOM")
+    if b"\0" in data:
+        return EncodingProblem("nul", "contains NUL bytes, possibly UTF-16")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return EncodingProblem("utf8", "is not valid UTF-8")
+    if data.startswith(b"\xef\xbb\xbf"):
+        return EncodingProblem("bom", "starts with a UTF-8 byte order mark")
+    return None
+
+
+def decode_strict(data: bytes, path: str) -> str:
+    """Decode memory text, upstream's strict reader wording; a UTF-8 BOM is dropped."""
+    if data.startswith(b"\xff\xfe") or data.startswith(b"\xfe\xff"):
+        which = "UTF-16LE" if data.startswith(b"\xff\xfe") else "UTF-16BE"
+        raise EncodingProblem(which.lower().replace("-", ""),
+                              f"File is not valid UTF-8 text: {path}. Detected {which} BOM; "
+                              "convert the file to UTF-8 and retry.")
+    if b"\0" in data:
+        raise EncodingProblem("nul", f"File is not valid UTF-8 text: {path}. The file contains NUL "
+                                     "bytes (possibly UTF-16); convert the file to UTF-8 and retry.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EncodingProblem("utf8", f"File is not valid UTF-8 text: {path}. The file contains bytes "
+                                      "that cannot be decoded as UTF-8.") from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+# --- text -> frontmatter + body -------------------------------------------------------
+
+def split(text: str) -> tuple[str, str, str]:
+    """Split into (frontmatter text, body, eol). Raises FrontmatterError."""
+    first_end = text.find("\n")
+    first = text if first_end < 0 else text[:first_end]
+    if first.rstrip(" \t\r") != "---" or first_end < 0:
+        raise FrontmatterError("missing")
+    eol = "\r\n" if first.endswith("\r") else "\n"
+    pos = first_end + 1
+    while pos <= len(text):
+        end = text.find("\n", pos)
+        line = text[pos:] if end < 0 else text[pos:end]
+        if line.rstrip(" \t\r") == "---":
+            fm = text[first_end + 1:pos]
+            body = "" if end < 0 else text[end + 1:]
+            return fm, body, eol
+        if end < 0:
+            break
+        pos = end + 1
+    raise FrontmatterError("unclosed")
+
+
+def parse_entries(fm: str) -> list[Entry]:
+    """The frontmatter's top-level entries. Raises FrontmatterError on bad YAML."""
+    entries = _fast_entries(fm)
+    if entries is None:
+        entries = _yaml_entries(fm)
+    seen: set[str] = set()
+    for entry in entries:
+        if entry.key in seen:
+            raise FrontmatterError("duplicate", f"duplicate frontmatter key '{entry.key}'")
+        seen.add(entry.key)
+    return entries
+
+
+def _fast_entries(fm: str) -> list[Entry] | None:
+    entries = []
+    for line in fm.split("\n"):
+        line = line.rstrip("\r")
+        if not line.strip():
+            continue
+        m = _KEY_LINE.match(line)
+        if not m or not m.group(2) or not _SAFE_PLAIN.match(m.group(2)):
+            return None
+        value = "" if m.group(2) in _NULLS else m.group(2)
+        entries.append(Entry(m.group(1), value, line.rstrip(" \t")))
+    return entries
+
+
+def _yaml_entries(fm: str) -> list[Entry]:
+    import yaml  # only for frontmatter the fast path cannot read
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        node = yaml.compose(fm, Loader=loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise FrontmatterError("yaml", f"invalid YAML in frontmatter: {problem}{where}") from None
+    if node is None:
+        return []
+    if not isinstance(node, yaml.MappingNode):
+        raise FrontmatterError("not_mapping", "frontmatter must be a YAML mapping of key: value lines")
+    entries = []
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode):
+            raise FrontmatterError("yaml", "frontmatter keys must be plain names")
+        source = fm[key_node.start_mark.index:value_node.end_mark.index].rstrip()
+        if isinstance(value_node, yaml.ScalarNode):
+            value: str | None = value_node.value
+            if value_node.tag == "tag:yaml.org,2002:null":
+                value = ""
+            entries.append(Entry(key_node.value, value, source))
+        else:
+            entries.append(Entry(key_node.value, None, source, scalar=False))
+    return entries
+
+
+def parse(text: str) -> MemFile:
+    """Parse a memory file. Raises FrontmatterError; a missing description is
+    reported with reason "description" so callers can word it their way."""
+    fm, body, eol = split(text)
+    entries = parse_entries(fm)
+    desc_entry = next((e for e in entries if e.key == "description"), None)
+    description = (desc_entry.value or "").strip() if desc_entry and desc_entry.scalar else ""
+    if not description:
+        raise FrontmatterError("description")
+    return MemFile(description=description, body=body, entries=entries, eol=eol)
+
+
+# --- rendering ----------------------------------------------------------------------
+
+def sanitize_description(text: str) -> str:
+    """One line: every line break becomes a space, then trim."""
+    return re.sub(r"\r\n|\r|\n", " ", text).strip()
+
+
+def yaml_scalar(text: str) -> str:
+    """`text` as a YAML scalar: plain when that reads back as the same string."""
+    if _SAFE_PLAIN.match(text) and not _NON_STR.match(text):
+        return text
+    import yaml
+
+    dumped = yaml.safe_dump({"d": text}, allow_unicode=True, width=2**31 - 1,
+                            default_flow_style=False, sort_keys=False)
+    return dumped[len("d: "):].rstrip("\n")
+
+
+def render(description: str, body: str, *, entries: list[Entry] | None = None,
+           eol: str = "\n") -> str:
+    """Deterministic layout: `description` first, then every other entry as written."""
+    lines = ["---", "description: " + yaml_scalar(sanitize_description(description))]
+    for entry in entries or []:
+        if entry.key != "description":
+            lines.extend(entry.source.split("\n"))
+    lines.append("---")
+    return eol.join(line.rstrip("\r") for line in lines) + eol + body
+
+
+def render_file(mf: MemFile, *, description: str | None = None, body: str | None = None) -> str:
+    return render(mf.description if description is None else description,
+                  mf.body if body is None else body, entries=mf.entries, eol=mf.eol)
+
+
+def as_dict(mf: MemFile) -> dict[str, Any]:
+    return {"description": mf.description, "read_only": mf.read_only,
+            "keys": [e.key for e in mf.entries]}
+
+
+def to_lf(body: str) -> tuple[str, bool]:
+    """(body with CRLF turned into LF, whether it was consistently CRLF).
+
+    Edits work on LF text and write back in the file's own style; a body with
+    mixed endings is left exactly as it is.
+    """
+    if "\r\n" in body and body.count("\n") == body.count("\r\n"):
+        return body.replace("\r\n", "\n"), True
+    return body, False
+
+
+def from_lf(body: str, crlf: bool) -> str:
+    return body.replace("\n", "\r\n") if crlf else body

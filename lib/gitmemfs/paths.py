@@ -1,0 +1,97 @@
+"""Memory-path normalisation and the path jail.
+
+Follows upstream's algorithm (reference/upstream-memory-tool.md §0.6) and its
+error wording, with the fixes listed in §5 of that page: containment is checked
+segment-wise (`..foo` is a legal name), a real `memory/` folder survives
+absolute paths, Windows-absolute input is refused on POSIX, `.git` is never a
+target, and symlinks cannot redirect a write outside the repository.
+"""
+from __future__ import annotations
+
+import os
+import re
+
+_WINDOWS_ABS = re.compile(r"^[A-Za-z]:[\\/]")
+
+
+class PathError(ValueError):
+    """An invalid memory path; the message is user-facing."""
+
+
+def normalize_label(raw: object, field: str, root: str, *, tool: str = "memory") -> str:
+    """Turn a user-supplied path into a memory label (`system/contacts`, no `.md`).
+
+    `tool` is the error prefix (`memory` or `memory_apply_patch`), `field` names
+    the argument in messages, `root` is the memory repository's work tree.
+    """
+    if not isinstance(raw, str) or not raw.strip():
+        raise PathError(f"{tool}: '{field}' must be a non-empty string")
+    text = raw.strip()
+    if "\0" in text:
+        raise PathError(f"{tool}: '{field}' contains invalid null bytes")
+    if text.startswith(("~/", "$HOME/", "${HOME}/")):
+        raise PathError(
+            f"{tool}: '{field}' must be a memory-relative file path, not a home-relative filesystem path")
+    outside = (f"The {tool} tool can only be used to modify files in {{{root}}} "
+               "or provided as a relative path")
+    from_absolute = False
+    if _WINDOWS_ABS.match(text) or text.startswith("\\\\"):
+        if os.name != "nt":
+            raise PathError(outside)
+    if os.path.isabs(text):
+        rel = _relative_inside(text, root)
+        if rel is None:
+            raise PathError(outside)
+        text = rel
+        from_absolute = True
+    text = text.strip().replace("\\", "/")
+    if not text:
+        raise PathError(f"{tool}: '{field}' must be a non-empty string")
+    if text.startswith("/"):
+        raise PathError(f"{tool}: '{field}' must be a relative path like system/contacts.md")
+    # Agents often prefix paths with the folder name; strip it unless it is a real folder.
+    if not from_absolute and text.startswith("memory/") and not os.path.isdir(os.path.join(root, "memory")):
+        text = text[len("memory/"):]
+    if text.endswith(".md"):
+        text = text[: -len(".md")]
+    segments = [s for s in text.split("/") if s]
+    if not segments:
+        raise PathError(f"{tool}: '{field}' resolves to an empty memory label")
+    for seg in segments:
+        if seg in (".", ".."):
+            raise PathError(f"{tool}: '{field}' contains invalid path traversal segment")
+        if seg.lower() == ".git":
+            raise PathError(f"{tool}: '{field}' must not point into the .git directory")
+    return "/".join(segments)
+
+
+def _relative_inside(path: str, root: str) -> str | None:
+    """`path` relative to `root` (lexically, then through symlinks), or None if outside."""
+    norm = os.path.normpath(path)
+    for base in (os.path.abspath(root), os.path.realpath(root)):
+        rel = os.path.relpath(norm, base)
+        if rel != "." and rel != ".." and not rel.startswith("../") and not os.path.isabs(rel):
+            return rel
+    return None
+
+
+def file_of(label: str) -> str:
+    return label + ".md"
+
+
+def check_jail(root: str, rel: str, *, tool: str = "memory") -> str:
+    """Absolute path for `rel`, refusing symlink escapes and writes through symlinks."""
+    target = os.path.join(root, rel)
+    real_root = os.path.realpath(root)
+    parent = os.path.dirname(target)
+    while not os.path.lexists(parent) and parent != root and len(parent) > len(root):
+        parent = os.path.dirname(parent)
+    real_parent = os.path.realpath(parent)
+    if real_parent != real_root and not real_parent.startswith(real_root + os.sep):
+        raise PathError(f"{tool}: resolved path escapes memory directory")
+    if os.path.islink(target):
+        raise PathError(f"{tool}: {rel} is a symbolic link; memory files must be regular files")
+    parts = rel.split("/")
+    if any(p.lower() == ".git" for p in parts):
+        raise PathError(f"{tool}: path must not point into the .git directory")
+    return target

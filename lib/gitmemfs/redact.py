@@ -1,0 +1,73 @@
+"""Secret redaction for every string that leaves the process.
+
+Two layers: known secret *values* registered at runtime (the token, its Basic
+encoding, the whole header) are replaced wherever they appear, and *patterns*
+catch secrets we were never told about (auth headers, password=, URL userinfo,
+well-known token prefixes). Applied to git errors, logs and JSON output.
+"""
+from __future__ import annotations
+
+import base64
+import re
+from typing import Any
+
+MASK = "<redacted>"
+
+_secrets: set[str] = set()
+
+_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    # Authorization headers of any scheme, with or without the http.extraHeader= prefix.
+    (re.compile(r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+"), r"\1" + MASK),
+    # Inline credential-helper scripts and query strings.
+    (re.compile(r"(?i)(password=)[^\s'\"`;&]+"), r"\1" + MASK),
+    # Letta API keys and common forge tokens.
+    (re.compile(r"sk-let-[A-Za-z0-9_-]+"), "sk-let-" + MASK),
+    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{16,}"), r"\1" + MASK),
+    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{16,}"), r"\1" + MASK),
+    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{16,}"), r"\1" + MASK),
+    # URL userinfo: scheme://user:pass@host -> scheme://<redacted>@host. Greedy up to
+    # the last '@' before the path so passwords containing '@' or ':' are covered.
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@"), r"\1" + MASK + "@"),
+]
+
+
+def register_secret(value: str | None, *, basic_user: str | None = None) -> None:
+    """Remember a secret so it is masked wherever it shows up later.
+
+    With `basic_user`, the base64 form used in `Authorization: Basic` is
+    registered too, because that encoding does not contain the token verbatim.
+    """
+    if not value or len(value) < 4:
+        return
+    _secrets.add(value)
+    if basic_user is not None:
+        _secrets.add(base64.b64encode(f"{basic_user}:{value}".encode()).decode())
+
+
+def forget_secrets() -> None:
+    _secrets.clear()
+
+
+def redact(text: str) -> str:
+    if not text:
+        return text
+    # Longest first, so a header value is masked whole before its token part.
+    for secret in sorted(_secrets, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, MASK)
+    for pattern, repl in _PATTERNS:
+        text = pattern.sub(repl, text)
+    return text
+
+
+def redact_obj(obj: Any) -> Any:
+    """Redact every string inside a JSON-like structure (dict keys included)."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact_obj(v) for v in obj]
+    if isinstance(obj, bytes):
+        return redact(obj.decode("utf-8", "replace"))
+    return obj

@@ -1,0 +1,194 @@
+"""Finding and opening a memory repository; its config, author and writer lock.
+
+Memory dir, first that applies (DESIGN §3): --memory-dir, $MEMORY_DIR /
+$LETTA_MEMORY_DIR, $AGENT_ID / $LETTA_AGENT_ID as
+${LETTA_HOME:-~/.letta}/agents/<id>/memory, then the current work tree.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from . import git
+from .errors import BusyError, EnvironmentProblem
+
+LOCK_TIMEOUT = 10.0
+_TRUE = {"true", "yes", "on", "1"}
+
+
+def _env(env: Mapping[str, str] | None, *names: str) -> str | None:
+    source = os.environ if env is None else env
+    for name in names:
+        value = (source.get(name) or "").strip()
+        if value:
+            return value
+    return None
+
+
+def agent_home(agent_id: str, env: Mapping[str, str] | None = None) -> str:
+    base = _env(env, "LETTA_HOME") or os.path.join(os.path.expanduser("~"), ".letta")
+    return os.path.join(base, "agents", agent_id, "memory")
+
+
+def locate(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, bool]:
+    """(directory, explicit): where the memory repo should be, and whether it was named."""
+    if memory_dir:
+        return os.path.abspath(os.path.expanduser(memory_dir)), True
+    named = _env(env, "MEMORY_DIR", "LETTA_MEMORY_DIR")
+    if named:
+        return os.path.abspath(os.path.expanduser(named)), True
+    agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID")
+    if agent:
+        return agent_home(agent, env), True
+    return os.getcwd(), False
+
+
+@dataclass
+class Author:
+    name: str
+    email: str
+
+    def config(self) -> list[str]:
+        return ["-c", f"user.name={self.name}", "-c", f"user.email={self.email}"]
+
+
+@dataclass
+class Repo:
+    root: str
+    git_dir: str
+    common_dir: str
+    config: dict[str, list[str]] = field(default_factory=dict)
+    # Descriptors git children must inherit: the writer lock, so a git commit left
+    # running by a killed writer keeps the repo locked until it finishes.
+    held_fds: tuple[int, ...] = ()
+
+    def cfg(self, key: str, default: str | None = None) -> str | None:
+        values = self.config.get(key.lower())
+        return values[-1] if values else default
+
+    def cfg_all(self, key: str) -> list[str]:
+        return list(self.config.get(key.lower(), []))
+
+    def cfg_bool(self, key: str, default: bool = False) -> bool:
+        value = self.cfg(key)
+        return default if value is None else value.strip().lower() in _TRUE
+
+    def git(self, *args: str, **kw) -> git.Result:  # type: ignore[no-untyped-def]
+        """Local git in this work tree (light transport; see git.py)."""
+        return git.run_light(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
+
+    def reload_config(self) -> None:
+        self.config = read_config(self.root)
+
+    @property
+    def is_memory_repo(self) -> bool:
+        return self.cfg_bool("memory.repo") or os.path.isdir(os.path.join(self.root, "system"))
+
+    def has_head(self) -> bool:
+        return self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).code == 0
+
+    def author(self, env: Mapping[str, str] | None = None) -> Author | None:
+        """The agent identity for commits, or None to use the user's own git identity."""
+        agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID") or (self.cfg("memory.agentId") or "").strip()
+        if not agent:
+            return None
+        name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
+        email = (self.cfg("memory.agentEmail") or "").strip() or f"{agent}@letta.com"
+        return Author(name, email)
+
+    def lock(self, name: str = "memory.lock", timeout: float | None = None) -> "FileLock":
+        return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
+
+
+def read_config(cwd: str) -> dict[str, list[str]]:
+    res = git.run_light(["config", "-z", "--list"], cwd=cwd, check=False)
+    config: dict[str, list[str]] = {}
+    for item in res.zsplit():
+        key, _, value = item.partition("\n")
+        config.setdefault(key.lower(), []).append(value)
+    return config
+
+
+def describe_git_dir(path: str) -> tuple[str, str, str] | None:
+    """(top level, git dir, common dir) of the work tree containing `path`, or None."""
+    res = git.run_light(["rev-parse", "--is-bare-repository", "--show-toplevel",
+                         "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False)
+    lines = res.out.splitlines()
+    if res.code != 0 or len(lines) != 4:
+        if lines and lines[0] == "true":
+            raise EnvironmentProblem(f"memory: {path} is a bare repository; memory commands need a work tree")
+        return None
+    _, top, git_dir, common = lines
+    return top, git_dir, os.path.normpath(os.path.join(path, common))
+
+
+def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = None,
+              require_memory: bool = True) -> Repo:
+    path, explicit = locate(memory_dir, env)
+    if not os.path.isdir(path):
+        raise EnvironmentProblem(f"memory: memory directory does not exist: {path}")
+    found = describe_git_dir(path)
+    if found is None:
+        where = path if explicit else "the current directory"
+        raise EnvironmentProblem(
+            f"memory: {where} is not a git repository. This tool requires a git-backed memory "
+            f"filesystem; run git memory init {path if explicit else '.'}")
+    top, git_dir, common = found
+    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
+    if require_memory and not repo.is_memory_repo:
+        raise EnvironmentProblem(f"memory: {top} is not a memory repository; run git memory init there "
+                                 "(or git config memory.repo true if it already holds memory)")
+    return repo
+
+
+class FileLock:
+    """An flock()-based lock that waits up to `timeout` seconds, then raises BusyError.
+
+    flock is released by the kernel when the holder dies, so a killed writer never
+    leaves a stale lock behind.
+    """
+
+    def __init__(self, path: str, root: str, timeout: float | None = None):
+        self.path = path
+        self.root = root
+        env_timeout = os.environ.get("GIT_MEMORY_LOCK_TIMEOUT")
+        self.timeout = timeout if timeout is not None else float(env_timeout or LOCK_TIMEOUT)
+        self.fd: int | None = None
+
+    def acquire(self, *, wait: bool = True) -> bool:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        deadline = time.monotonic() + (self.timeout if wait else 0)
+        delay = 0.002
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                self.fd = fd
+                return True
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                return False
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.05)
+
+    def release(self) -> None:
+        if self.fd is not None:
+            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+    def __enter__(self) -> "FileLock":
+        if not self.acquire():
+            raise BusyError(f"another git memory writer is working in {self.root} "
+                            f"(waited {self.timeout:g}s for {os.path.basename(self.path)}); retry shortly")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()

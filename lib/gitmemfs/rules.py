@@ -1,0 +1,180 @@
+"""The memory rules: one pure validator over file bytes.
+
+The pre-commit hook, `git memory check` (staged, whole tree, or every commit of
+a range), the server hooks, the edit commands and the dream merge all call
+`check_change` / `check_state`, so a rule can only be slipped past by not
+running git-memfs at all. Nothing here runs git or touches the disk.
+
+Messages keep upstream's hook wording where it exists, so agents trained on it
+recognise them; the rules upstream lacks (deletes and renames of read_only
+files, real YAML, encodings, symlinks) add their own.
+"""
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from . import memfile
+from .memfile import Entry, FrontmatterError
+
+SCOPES = ("letta", "all")
+DEFAULT_SCOPE = "letta"
+ALLOWED = " ".join(memfile.ALLOWED_KEYS)
+SYMLINK_MODE = "120000"
+
+_FLAT_SKILL = re.compile(r"^(?:memory/)?skills/[^/]+\.md$", re.IGNORECASE)
+
+
+class Problem(NamedTuple):
+    path: str
+    message: str
+    commit: str | None = None
+
+    def __str__(self) -> str:
+        prefix = f"{self.commit[:7]} " if self.commit else ""
+        return f"{prefix}{self.path}: {self.message}"
+
+    def as_dict(self) -> dict[str, str]:
+        out = {"path": self.path, "message": self.message}
+        if self.commit:
+            out["commit"] = self.commit
+        return out
+
+
+def valid_scope(value: str | None) -> str:
+    """The check scope from `memory.checkScope`; unknown values raise ValueError."""
+    scope = (value or DEFAULT_SCOPE).strip().lower()
+    if scope not in SCOPES:
+        raise ValueError(f"memory.checkScope must be one of {', '.join(SCOPES)} (got {value!r})")
+    return scope
+
+
+def _strip_prefix(path: str) -> str:
+    return path[len("memory/"):] if path.startswith("memory/") else path
+
+
+def is_markdown(path: str) -> bool:
+    return path.lower().endswith(".md")
+
+
+def is_skill(path: str) -> bool:
+    return _strip_prefix(path).startswith("skills/")
+
+
+def in_scope(path: str, scope: str) -> bool:
+    """Whether frontmatter rules apply: letta = system/ and reference/; all = every
+    .md outside skills/. An optional leading `memory/` is tolerated (Letta layout)."""
+    if not is_markdown(path):
+        return False
+    rel = _strip_prefix(path)
+    if scope == "all":
+        return not rel.startswith("skills/")
+    return rel.startswith(("system/", "reference/"))
+
+
+def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
+    """(has a read_only key, is protected) for a previous version of a file.
+
+    Falls back to a line scan when the old version does not parse, so a broken
+    file cannot launder its own protection away.
+    """
+    if data is None:
+        return False, False
+    text = data.decode("utf-8", "replace").lstrip("\ufeff")
+    try:
+        fm, _, _ = memfile.split(text)
+    except FrontmatterError:
+        return False, False
+    try:
+        entry = next((e for e in memfile.parse_entries(fm) if e.key == "read_only"), None)
+    except FrontmatterError:
+        m = re.search(r"(?m)^\s*read_only\s*:(.*)$", fm)
+        if not m:
+            return False, False
+        entry = Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+    if entry is None:
+        return False, False
+    return True, memfile.is_truthy(entry)
+
+
+def _encoding(data: bytes) -> str | None:
+    enc = memfile.encoding_problem(data)
+    if enc is None:
+        return None
+    hint = "; save it as UTF-8 without BOM" if enc.kind == "bom" else "; convert the file to UTF-8"
+    return enc.args[0] + hint
+
+
+def _frontmatter(data: bytes) -> list[str]:
+    """Frontmatter problems of one in-scope file (already known to be clean UTF-8)."""
+    try:
+        fm, _, _ = memfile.split(data.decode("utf-8"))
+    except FrontmatterError as exc:
+        if exc.reason == "unclosed":
+            return ["frontmatter opened but never closed (missing closing ---)"]
+        return ["missing frontmatter (must start with ---)"]
+    try:
+        entries = memfile.parse_entries(fm)
+    except FrontmatterError as exc:
+        return [exc.detail or "invalid frontmatter"]
+    problems = [f"unknown frontmatter key '{e.key}' (allowed: {ALLOWED})"
+                for e in entries if e.key not in memfile.ALLOWED_KEYS]
+    desc = next((e for e in entries if e.key == "description"), None)
+    text = (desc.value or "").strip() if desc is not None and desc.scalar else ""
+    if desc is None:
+        problems.append("missing required field 'description'")
+    elif not desc.scalar:
+        problems.append("'description' must be a single line of text")
+    elif not text:
+        problems.append("'description' must not be empty")
+    elif "\n" in text or "\r" in text:
+        problems.append("'description' must be a single line")
+    return problems
+
+
+def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) -> list[Problem]:
+    """Rules for a file as it stands (no history): layout, encoding, frontmatter."""
+    out = []
+    if _FLAT_SKILL.match(path):
+        out.append("invalid skill path (skills must be folders). Use skills/<name>/SKILL.md")
+    if is_markdown(path):
+        if mode == SYMLINK_MODE:
+            if in_scope(path, scope):
+                out.append("is a symbolic link; memory files must be regular files")
+        else:
+            enc = _encoding(data)
+            if enc is not None:
+                out.append(enc)
+            elif in_scope(path, scope):
+                out.extend(_frontmatter(data))
+    return [Problem(path, m) for m in out]
+
+
+def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
+                 new_mode: str | None = None, commit: str | None = None) -> list[Problem]:
+    """Rules for one path changing from `old` to `new` (None = absent).
+
+    Renames must be given as a delete plus an add (diff with --no-renames), so a
+    read_only file cannot leave by `git mv` either.
+    """
+    def problems(messages: list[str]) -> list[Problem]:
+        return [Problem(path, m, commit) for m in messages]
+
+    if old == new and new_mode != SYMLINK_MODE:
+        return []
+    had_key, was_protected = _read_only_state(old) if is_markdown(path) else (False, False)
+    if new is None:
+        return problems(["file is read_only and cannot be deleted"] if was_protected else [])
+    if was_protected:
+        return problems(["file is read_only and cannot be modified"])
+    found = [Problem(p.path, p.message, commit) for p in check_state(path, new, scope=scope, mode=new_mode)]
+    if not is_markdown(path) or new_mode == SYMLINK_MODE:
+        return found
+    has_key, now_protected = _read_only_state(new)
+    if has_key and not had_key:
+        found += problems(["'read_only' is a protected field and cannot be set by the agent"])
+    elif had_key and not has_key:
+        found += problems(["'read_only' is a protected field and cannot be removed by the agent"])
+    elif had_key and now_protected != was_protected:
+        found += problems(["'read_only' is a protected field and cannot be changed by the agent"])
+    return found

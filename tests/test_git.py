@@ -1,0 +1,125 @@
+"""The git runner: conventions on every command line, secrets kept out, redaction."""
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from gitmemfs import git, redact
+from gitmemfs.errors import EnvironmentProblem
+
+TOKEN = "sk-let-FAKE0123456789abcdefTOKEN"
+BASIC = base64.b64encode(f"letta:{TOKEN}".encode()).decode()
+
+
+@pytest.fixture(autouse=True)
+def clean_secrets():  # type: ignore[no-untyped-def]
+    redact.forget_secrets()
+    yield
+    redact.forget_secrets()
+
+
+def test_every_command_line_disables_signing() -> None:
+    assert git.argv_for(["status"])[:4] == ["git", "-c", "commit.gpgsign=false", "status"]
+
+
+def test_environment_is_non_interactive_and_carries_config_in_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "core.x")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "y")
+    env = git.environment(config={"http.extraHeader": f"Authorization: Basic {BASIC}"})
+    assert env["GIT_TERMINAL_PROMPT"] == "0" and env["GCM_INTERACTIVE"] == "never"
+    assert env["GIT_ASKPASS"] == "" and env["SSH_ASKPASS"] == "" and env["GCM_GUI_PROMPT"] == "false"
+    assert "BatchMode=yes" in env["GIT_SSH_COMMAND"]
+    assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "core.x"
+    assert env["GIT_CONFIG_KEY_1"] == "http.extraHeader"
+
+
+def test_config_reaches_git_through_env(tmp_path: Path) -> None:
+    res = git.run(["config", "--get", "memfs.probe"], cwd=tmp_path, config={"memfs.probe": "seen"})
+    assert res.out.strip() == "seen"
+    res = git.run_light(["config", "--get", "memfs.probe"], cwd=tmp_path, config={"memfs.probe": "seen"})
+    assert res.out.strip() == "seen"
+
+
+@pytest.mark.parametrize("text,hidden", [
+    (f"http.extraHeader=Authorization: Basic {BASIC}", BASIC),
+    (f"Authorization: Bearer {TOKEN}", TOKEN),
+    ("!f() { echo username=letta; echo password=hunter2secret; }; f", "hunter2secret"),
+    (f"key {TOKEN} leaked", "FAKE0123456789abcdefTOKEN"),
+    ("https://user:pa:ss@wo@rd@example.com/repo.git", "pa:ss@wo@rd"),
+    ("https://ghp_abcdefghijklmnopqrstuvwx@github.com/o/r", "ghp_abcdefghijklmnopqrstuvwx"),
+])
+def test_redaction_patterns(text: str, hidden: str) -> None:
+    assert hidden not in redact.redact(text)
+
+
+def test_redaction_by_registered_value() -> None:
+    redact.register_secret("plain-secret-value", basic_user="letta")
+    encoded = base64.b64encode(b"letta:plain-secret-value").decode()
+    out = redact.redact(f"echo plain-secret-value and {encoded}")
+    assert "plain-secret-value" not in out and encoded not in out
+    assert redact.redact_obj({"k": ["plain-secret-value"], "plain-secret-value": 1}) == {
+        "k": ["<redacted>"], "<redacted>": 1}
+
+
+def test_git_error_redacts_every_field() -> None:
+    redact.register_secret(TOKEN, basic_user="letta")
+    err = git.GitError(["git", "-c", f"http.extraHeader=Authorization: Basic {BASIC}", "fetch",
+                        f"https://x:{TOKEN}@host/r"], 128, stdout=f"out {TOKEN}".encode(),
+                       stderr=f"fatal: Authentication failed for https://x:{TOKEN}@host/r\npassword={TOKEN}")
+    for value in [str(err), err.stdout, err.stderr, " ".join(err.argv), err.message]:
+        assert TOKEN not in value and BASIC not in value, value
+    assert "fetch" in str(err) and "exit 128" in str(err)
+
+
+def test_failed_network_command_never_shows_the_token(tmp_path: Path) -> None:
+    redact.register_secret(TOKEN, basic_user="letta")
+    header = f"Authorization: Basic {BASIC}"
+    with pytest.raises(git.GitError) as info:
+        git.run(["ls-remote", "http://127.0.0.1:9/none.git"], cwd=tmp_path, timeout=20,
+                config={"http.extraHeader": header, "credential.helper": ""})
+    err = info.value
+    blob = " ".join([str(err), err.stdout, err.stderr, *err.argv, repr(err.__cause__), repr(err.__context__)])
+    assert TOKEN not in blob and BASIC not in blob
+    assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
+
+
+def test_timeout_becomes_git_error(tmp_path: Path) -> None:
+    for runner in (git.run, git.run_light):
+        with pytest.raises(git.GitError) as info:
+            runner(["-c", "alias.nap=!sleep 5", "nap"], cwd=tmp_path, timeout=0.5)
+        assert info.value.timed_out and "timed out after 0.5s" in str(info.value)
+
+
+def test_missing_git_is_an_environment_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(EnvironmentProblem):
+        git.run_light(["status"], cwd=tmp_path)
+    with pytest.raises(EnvironmentProblem):
+        git.run(["status"], cwd=tmp_path)
+
+
+def test_blob_reader_reads_many_through_one_process(tmp_path: Path) -> None:
+    git.run_light(["init", "-q", str(tmp_path)], cwd=tmp_path)
+    oids = []
+    for i in range(300):
+        data = (f"blob {i}\n" * 500).encode()
+        oids.append(git.run_light(["hash-object", "-w", "--stdin"], cwd=tmp_path, input=data).out.strip())
+    with git.BlobReader(tmp_path) as reader:
+        found = reader.read_many(oids + ["0" * 40])
+    assert found["0" * 40] is None
+    assert all(found[oid] == (f"blob {i}\n" * 500).encode() for i, oid in enumerate(oids))
+
+
+def test_sh_is_not_imported_by_the_light_path() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.path.insert(0, %r); import gitmemfs.git as g, gitmemfs.rules, "
+            "gitmemfs.memfile; g.run_light(['--version']); print('sh' in sys.modules, 'yaml' in sys.modules)")
+    lib = str(Path(__file__).resolve().parent.parent / "lib")
+    out = subprocess.run([sys.executable, "-c", code % lib], capture_output=True, text=True, env=os.environ)
+    assert out.stdout.strip() == "False False", out.stderr

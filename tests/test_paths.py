@@ -1,0 +1,93 @@
+"""Memory-path normalisation (upstream §0.6 plus our fixes)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmemfs import paths
+from gitmemfs.paths import PathError
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> str:
+    (tmp_path / "m").mkdir()
+    return str(tmp_path / "m")
+
+
+@pytest.mark.parametrize("raw,label", [
+    ("system/contacts.md", "system/contacts"),
+    ("  system/contacts  ", "system/contacts"),
+    ("system\\contacts.md", "system/contacts"),
+    ("memory/system/x.md", "system/x"),
+    ("memory/memory/x.md", "memory/x"),
+    ("memory", "memory"),
+    ("Memory/x", "Memory/x"),
+    ("x.md.md", "x.md"),
+    ("x.MD", "x.MD"),
+    ("x.md/", "x.md"),
+    ("a//b", "a/b"),
+    ("~", "~"),
+    ("$HOME", "$HOME"),
+    ("..foo", "..foo"),
+    ("foo/..bar", "foo/..bar"),
+])
+def test_labels(root: str, raw: str, label: str) -> None:
+    assert paths.normalize_label(raw, "file_path", root) == label
+
+
+def test_absolute_inside_the_repo(root: str) -> None:
+    assert paths.normalize_label(f"{root}/system/x.md", "f", root) == "system/x"
+    assert paths.normalize_label(f"{root}/system/../x.md", "f", root) == "x"
+    assert paths.normalize_label(f"{root}/..foo.md", "f", root) == "..foo"
+    # A real memory/ folder is not stripped from absolute paths (upstream bug).
+    assert paths.normalize_label(f"{root}/memory/x.md", "f", root) == "memory/x"
+
+
+def test_real_memory_folder_is_kept_for_relative_paths(root: str) -> None:
+    Path(root, "memory").mkdir()
+    assert paths.normalize_label("memory/x.md", "f", root) == "memory/x"
+
+
+@pytest.mark.parametrize("raw,message", [
+    ("", "'f' must be a non-empty string"),
+    ("   ", "'f' must be a non-empty string"),
+    ("~/x.md", "must be a memory-relative file path, not a home-relative filesystem path"),
+    ("$HOME/x.md", "not a home-relative filesystem path"),
+    ("/tmp/outside.md", "can only be used to modify files in {"),
+    ("/", "can only be used to modify files in {"),
+    ("C:\\foo", "can only be used to modify files in {"),
+    ("c:/foo", "can only be used to modify files in {"),
+    ("\\foo", "must be a relative path like system/contacts.md"),
+    ("memory/", "resolves to an empty memory label"),
+    (".md", "resolves to an empty memory label"),
+    ("memory//", "resolves to an empty memory label"),
+    ("a/../b", "contains invalid path traversal segment"),
+    ("./a", "contains invalid path traversal segment"),
+    ("a/\0b", "contains invalid null bytes"),
+    (".git/config", "must not point into the .git directory"),
+    ("system/.Git/x", "must not point into the .git directory"),
+])
+def test_refusals(root: str, raw: str, message: str) -> None:
+    with pytest.raises(PathError) as info:
+        paths.normalize_label(raw, "f", root)
+    assert message in str(info.value)
+
+
+def test_root_itself_is_refused(root: str) -> None:
+    for raw in (root, root + "/", root + "/../m"):
+        with pytest.raises(PathError):
+            paths.normalize_label(raw, "f", root)
+
+
+def test_jail_follows_symlinks(root: str, tmp_path: Path) -> None:
+    outside = tmp_path / "out"
+    outside.mkdir()
+    Path(root, "link").symlink_to(outside)
+    with pytest.raises(PathError, match="escapes memory directory"):
+        paths.check_jail(root, "link/x.md")
+    with pytest.raises(PathError, match="escapes memory directory"):
+        paths.check_jail(root, "link/deeper/new/x.md")
+    Path(root, "inside").mkdir()
+    Path(root, "alias").symlink_to(Path(root, "inside"))
+    assert paths.check_jail(root, "alias/x.md").endswith("alias/x.md")
