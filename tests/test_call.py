@@ -132,11 +132,13 @@ def test_anthropic_errors(repo: Path) -> None:
     anth(repo, {"command": "create", "path": "/memories/b.md", "file_text": "b"})
     before = snapshot(repo)
     cases = [
-        ({"command": "create", "path": "/memories/a.md", "file_text": "y"}, "Error: File /memories/a.md already exists"),
+        ({"command": "create", "path": "/memories/a.md", "file_text": "y"},
+         "Error: File /memories/a.md already exists"),
         ({"command": "str_replace", "path": "/memories/a.md", "old_str": "q", "new_str": "z"},
          "No replacement was performed, old_str `q` did not appear verbatim in /memories/a.md."),
         ({"command": "str_replace", "path": "/memories/a.md", "old_str": "x", "new_str": "z"},
-         "No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 2. Please ensure it is unique"),
+         "No replacement was performed. Multiple occurrences of old_str `x` in lines: 1, 2. "
+         "Please ensure it is unique"),
         ({"command": "insert", "path": "/memories/a.md", "insert_line": 3, "insert_text": "z"},
          "Error: Invalid `insert_line` parameter: 3. It should be within the range of lines of the file: [0, 2]"),
         ({"command": "rename", "old_path": "/memories/a.md", "new_path": "/memories/b.md"},

@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 
 from conftest import git, head, memory, snapshot
-
 from gitmemfs import init as init_mod
 
 

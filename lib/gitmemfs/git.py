@@ -200,8 +200,7 @@ def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     try:
         proc = subprocess.run(
             argv, cwd=cwd, input=data, env=environment(env, config=config, scrub=scrub),
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            stdin=None if data is not None else subprocess.DEVNULL, timeout=timeout,
+            capture_output=True, stdin=None if data is not None else subprocess.DEVNULL, timeout=timeout,
             pass_fds=tuple(pass_fds),
         )
     except subprocess.TimeoutExpired:
@@ -260,7 +259,7 @@ class BlobReader:
         self._in: IO[bytes] = self._proc.stdin
         self._out: IO[bytes] = self._proc.stdout
 
-    def __enter__(self) -> "BlobReader":
+    def __enter__(self) -> BlobReader:
         return self
 
     def __exit__(self, *exc: object) -> None:

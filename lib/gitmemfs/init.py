@@ -10,6 +10,7 @@ from .errors import MemfsError
 from .repo import Repo, describe_git_dir, locate, read_config
 from .writer import Change, WriteSession, head_sha
 
+
 def seeds() -> dict[str, str]:
     """The two files a new memory starts with (our own wording)."""
     return {"system/persona.md": PERSONA, "system/human.md": HUMAN}

@@ -100,7 +100,7 @@ class Repo:
         email = (self.cfg("memory.agentEmail") or "").strip() or f"{agent}@letta.com"
         return Author(name, email)
 
-    def lock(self, name: str = "memory.lock", timeout: float | None = None) -> "FileLock":
+    def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
 
 
@@ -184,7 +184,7 @@ class FileLock:
             os.close(self.fd)
             self.fd = None
 
-    def __enter__(self) -> "FileLock":
+    def __enter__(self) -> FileLock:
         if not self.acquire():
             raise BusyError(f"another git memory writer is working in {self.root} "
                             f"(waited {self.timeout:g}s for {os.path.basename(self.path)}); retry shortly")

@@ -18,8 +18,7 @@ import re
 from typing import Any, Callable
 
 from . import memfile
-from .edit import (AlreadyExists, Editor, InvalidLine, NotFound, OldStringAmbiguous, OldStringNotFound,
-                   Outcome)
+from .edit import AlreadyExists, Editor, InvalidLine, NotFound, OldStringAmbiguous, OldStringNotFound, Outcome
 from .errors import MemfsError, UsageError
 from .memfile import FrontmatterError
 from .repo import Repo

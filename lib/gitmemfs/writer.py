@@ -49,7 +49,7 @@ class WriteSession:
         self.head: str | None = None
         self._lock = repo.lock()
 
-    def __enter__(self) -> "WriteSession":
+    def __enter__(self) -> WriteSession:
         self._lock.__enter__()
         self.repo.held_fds = (self._lock.fd,) if self._lock.fd is not None else ()
         try:

@@ -1,0 +1,66 @@
+"""Helpers shared by the bench modules: a hermetic git env, repo builders, timers."""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import time
+from typing import Callable, Sequence
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "bin")
+
+
+def hermetic_env(tmp: str) -> None:
+    """Private HOME and git config, our bin/ first on PATH."""
+    home = os.path.join(tmp, "home")
+    os.makedirs(home)
+    with open(os.path.join(home, ".gitconfig"), "w") as fh:
+        fh.write("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n")
+    os.environ.update(HOME=home, GIT_CONFIG_GLOBAL=os.path.join(home, ".gitconfig"), GIT_CONFIG_NOSYSTEM="1",
+                      PATH=BIN + os.pathsep + os.environ["PATH"])
+    for name in ("AGENT_ID", "LETTA_AGENT_ID", "MEMORY_DIR", "LETTA_MEMORY_DIR", "GIT_DIR"):
+        os.environ.pop(name, None)
+
+
+def sh(*argv: str, cwd: str, input: str | None = None, check: bool = True) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(argv), cwd=cwd, input=input, text=True, capture_output=True)
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)} failed: {proc.stderr}")
+    return proc
+
+
+def memory_repo(path: str, files: int, *, folder: str = "reference/bulk") -> str:
+    """`git memory init` plus `files` valid memory files, committed in one go."""
+    sh("git", "memory", "init", path, cwd=os.path.dirname(path))
+    make_files(path, files, folder=folder)
+    sh("git", "add", "-A", cwd=path)
+    sh("git", "commit", "-q", "--no-verify", "-m", f"{files} files", cwd=path)
+    return path
+
+
+def make_files(path: str, count: int, *, folder: str, body: str = "Some remembered fact.\n") -> list[str]:
+    rels = []
+    for i in range(count):
+        rel = f"{folder}/d{i // 100:03d}/note{i:05d}.md"
+        full = os.path.join(path, rel)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as fh:
+            fh.write(f"---\ndescription: Note number {i}\n---\n{body}")
+        rels.append(rel)
+    return rels
+
+
+def median_ms(action: Callable[[int], object], repeat: int, warmup: int = 1) -> float:
+    for i in range(warmup):
+        action(-1 - i)
+    samples = []
+    for i in range(repeat):
+        start = time.perf_counter()
+        action(i)
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def timed_cmd(argv: Sequence[str], cwd: str) -> None:
+    sh(*argv, cwd=cwd)
