@@ -301,3 +301,30 @@ def test_commits_are_never_signed(mem: Path) -> None:
     git("config", "gpg.program", "/bin/false", cwd=mem)
     ok(memory("create", "notes/s.md", "x", "-d", "d", "-m", "unsigned", cwd=mem))
     assert "gpgsig" not in git("cat-file", "-p", "HEAD", cwd=mem).stdout
+
+
+def test_hook_rejection_rolls_everything_back(mem: Path, tmp_path: Path) -> None:
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho 'policy: no edits on Fridays' >&2\nexit 1\n")
+    (hooks / "pre-commit").chmod(0o755)
+    git("config", "core.hooksPath", str(hooks), cwd=mem)
+    for args in (["create", "notes/new/deep.md", "x", "-d", "d"],
+                 ["str_replace", "system/contacts.md", "Tom", "Thomas"],
+                 ["rename", "system/contacts.md", "reference/people.md"],
+                 ["delete", "reference/history/"]):
+        err = refused(mem, *args, "-m", "blocked", expect="commit failed and the change was rolled back")
+        assert "policy: no edits on Fridays" in err
+    assert not (mem / "notes").exists()
+
+
+def test_missing_identity_gets_a_hint(mem: Path, tmp_path: Path) -> None:
+    empty = tmp_path / "empty.gitconfig"
+    empty.write_text("")
+    before = snapshot(mem)
+    proc = memory("create", "notes/x.md", "x", "-d", "d", "-m", "m", cwd=mem,
+                  env={"GIT_CONFIG_GLOBAL": str(empty), "EMAIL": "", "GIT_AUTHOR_EMAIL": ""})
+    if proc.returncode == 0:
+        pytest.skip("git found an identity from the system (hostname/EMAIL)")
+    assert "set AGENT_ID" in proc.stderr
+    assert snapshot(mem) == before

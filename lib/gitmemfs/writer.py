@@ -148,7 +148,11 @@ def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
 
 def _hook_text(exc: GitError) -> str:
     """A hook's report (or git's error) folded onto one line."""
-    lines = [ln.strip() for ln in (exc.stderr or exc.stdout).splitlines() if ln.strip()]
+    text = exc.stderr or exc.stdout
+    if "Please tell me who you are" in text or "unable to auto-detect email" in text:
+        return ("git has no author identity here; set AGENT_ID (or git config memory.agentId) for "
+                "agent commits, or git config user.name/user.email")
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     return "; ".join(lines)[:2000] if lines else str(exc)
 
 
