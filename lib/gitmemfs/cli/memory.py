@@ -8,11 +8,11 @@ from typing import Sequence
 from .. import __version__
 from ..errors import UsageError
 from ..repo import Repo, open_repo
-from . import cmd_check, cmd_compile, cmd_edit, cmd_init, cmd_remote, cmd_view
+from . import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
 from .common import Parser, boundary, emit
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
-MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile)
+MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
 
 DESCRIPTION = """\
 Git-native long-term memory for agents. A memory repository holds Markdown files

@@ -1,0 +1,68 @@
+"""Generate the man pages in man/ from the real argparse parsers.
+
+The pages to build are listed in pyproject.toml's [tool.build_manpages] (the
+argparse-manpage spec format). Output is reproducible: fixed width, and the date
+of the release in gitmemfs.__date__. `--check` exits 1 when a committed page is stale.
+"""
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "lib"))
+
+
+def _spec() -> str:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib  # type: ignore[no-redef]
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as fh:
+        return "\n".join(tomllib.load(fh)["tool"]["build_manpages"]["manpages"])
+
+
+def pages() -> dict[str, str]:
+    """{relative path: page text} for every configured page."""
+    from argparse_manpage.manpage import Manpage
+    from argparse_manpage.tooling import get_parser
+    from build_manpages.build_manpages import parse_manpages_spec
+
+    import gitmemfs
+
+    os.environ["COLUMNS"] = "80"
+    day = datetime.datetime.strptime(gitmemfs.__date__, "%Y-%m-%d").replace(tzinfo=datetime.timezone.utc)
+    os.environ["SOURCE_DATE_EPOCH"] = str(int(day.timestamp()))
+    out = {}
+    for path, data in parse_manpages_spec(_spec()).items():
+        parser = get_parser(data.pop("import_type"), data.pop("import_from"), data.pop("objname"),
+                            data.pop("objtype"), data.get("prog"))
+        data.setdefault("project_name", "git-memfs")
+        data.setdefault("version", gitmemfs.__version__)
+        out[path] = str(Manpage(parser, _data=data, format=data.get("format", "pretty")))
+    return out
+
+
+def main(argv: list[str]) -> int:
+    stale = []
+    for rel, text in pages().items():
+        target = os.path.join(ROOT, rel)
+        current = open(target, encoding="utf-8").read() if os.path.exists(target) else None
+        if current == text:
+            continue
+        if "--check" in argv:
+            stale.append(rel)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            print(f"wrote {rel}")
+    if stale:
+        print(f"stale man pages: {', '.join(stale)}; run make man", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
