@@ -66,11 +66,10 @@ class Hunk:
 
 
 @dataclass
-class AddOp:
-    line: int
-    raw: str
-    label: str
-    lines: list[str]
+class FileOp:
+    line: int       # patch line of the directive
+    raw: str        # the path as written
+    label: str      # the normalised memory label
 
     @property
     def rel(self) -> str:
@@ -78,27 +77,19 @@ class AddOp:
 
 
 @dataclass
-class DeleteOp:
-    line: int
-    raw: str
-    label: str
-
-    @property
-    def rel(self) -> str:
-        return paths.file_of(self.label)
+class AddOp(FileOp):
+    lines: list[str] = field(default_factory=list)
 
 
 @dataclass
-class UpdateOp:
-    line: int
-    raw: str
-    label: str
+class DeleteOp(FileOp):
+    pass
+
+
+@dataclass
+class UpdateOp(FileOp):
     move_label: str | None = None
     hunks: list[Hunk] = field(default_factory=list)
-
-    @property
-    def rel(self) -> str:
-        return paths.file_of(self.label)
 
     @property
     def dest(self) -> str:
