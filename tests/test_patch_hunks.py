@@ -131,6 +131,15 @@ def test_hunks_apply_in_order_after_the_previous_one() -> None:
            "must follow the file's order) (hunk 2 of 2, patch line 6)" in str(err)
 
 
+def test_neighbouring_hunks_may_share_context() -> None:
+    text = FM + "a\nb\nc\nd\ne\n"
+    assert run(text, "@@", " a", "-b", "+B", " c", "@@", " c", "-d", "+D", " e") == FM + "a\nB\nc\nD\ne\n"
+    # ...but never the lines the previous hunk wrote.
+    err = failure(text, "@@", "-b", "+B", "@@", " B", "-c")
+    assert str(err).endswith("context not found after the previous hunk's last change (it only matches at file "
+                             "line 5, inside the previous hunk; hunks must not overlap) (hunk 2 of 2, patch line 6)")
+
+
 def test_missing_final_newline_only_at_the_end() -> None:
     text = FM + "a\nlast"
     assert run(text, "@@", "-last", "+final") == FM + "a\nfinal"

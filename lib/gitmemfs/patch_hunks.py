@@ -2,7 +2,8 @@
 
 A hunk's old lines (context and '-' lines) must equal a run of whole lines of
 the file: never a piece of a line, never "something close". Hunks apply in
-order, each searching after the place the previous one changed. A hunk that
+order, each searching after the last line the previous one changed (so
+neighbouring hunks may share context lines). A hunk that
 could apply in more than one place is refused with the number of places,
 unless its `@@` anchor lines pick one: with anchors, the hunk applies at the
 first match at or after the last anchor (each anchor found after the one
@@ -77,8 +78,9 @@ class Lines:
         return [i for i in range(start, len(self.text)) if self.text[i].rstrip() == wanted]
 
     def splice(self, pos: int, hunk: Hunk) -> int:
-        """Replace the hunk's old lines at `pos` with its new lines; return the index
-        just after the new lines."""
+        """Replace the hunk's old lines at `pos` with its new lines; return where the
+        next hunk may start: just after this hunk's last changed line, so its trailing
+        context may also be the next hunk's leading context."""
         consumed = len(hunk.old)
         at_open_end = consumed > 0 and pos + consumed == len(self.text) and self.ends[-1] == ""
         if consumed == 0 and pos == len(self.text) and self.text and self.ends[-1] == "":
@@ -86,6 +88,7 @@ class Lines:
         out_text: list[str] = []
         out_ends: list[str] = []
         index = pos
+        after_change = None
         for kind, text in hunk.body:
             if kind == " ":
                 out_text.append(self.text[index])
@@ -93,14 +96,16 @@ class Lines:
                 index += 1
             elif kind == "-":
                 index += 1
+                after_change = len(out_text)
             else:
                 out_text.append(text)
                 out_ends.append(self.eol)
+                after_change = len(out_text)
         if at_open_end and out_ends:
             out_ends[-1] = ""  # the file still ends without a newline
         self.text[pos:pos + consumed] = out_text
         self.ends[pos:pos + consumed] = out_ends
-        return pos + len(out_text)
+        return pos + (len(out_text) if after_change is None else after_change)
 
 
 class HunkFailure(PatchError):
@@ -120,16 +125,18 @@ class HunkFailure(PatchError):
 def apply_hunks(content: str, hunks: list[Hunk], rel: str, *, body_empty: bool) -> str:
     """The content with every hunk applied in order. Raises HunkFailure."""
     lines = Lines(content)
-    start = 0
+    start = previous = 0
     for number, hunk in enumerate(hunks, 1):
-        pos = locate(lines, hunk, start, rel, body_empty=body_empty,
+        pos = locate(lines, hunk, start, rel, body_empty=body_empty, previous=previous,
                      where=f"hunk {number} of {len(hunks)}, patch line {hunk.line}")
-        start = lines.splice(pos, hunk)
+        previous, start = pos, lines.splice(pos, hunk)
     return lines.render()
 
 
-def locate(lines: Lines, hunk: Hunk, start: int, rel: str, *, body_empty: bool, where: str) -> int:
-    """Where the hunk applies, searching from `start`; raises HunkFailure."""
+def locate(lines: Lines, hunk: Hunk, start: int, rel: str, *, body_empty: bool, where: str,
+           previous: int = 0) -> int:
+    """Where the hunk applies, searching from `start` (the previous hunk applied at
+    `previous`); raises HunkFailure."""
     old = hunk.old
     n = len(lines)
 
@@ -174,9 +181,12 @@ def locate(lines: Lines, hunk: Hunk, start: int, rel: str, *, body_empty: bool, 
     if hunk.eof and lines.find_all(old, start):
         raise failure(f"context not found at the end of the file (the hunk ends with {EOF_MARK})")
     earlier = lines.find_all(old, 0, start) if start and not hunk.anchors else []
-    if earlier:
+    if earlier and earlier[0] + len(old) <= previous:
         raise failure(f"context not found after the previous hunk (it only matches earlier, at file "
                       f"line {earlier[0] + 1}; hunks must follow the file's order)")
+    if earlier:
+        raise failure(f"context not found after the previous hunk's last change (it only matches at "
+                      f"file line {earlier[0] + 1}, inside the previous hunk; hunks must not overlap)")
     raise failure("context not found")
 
 
