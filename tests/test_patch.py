@@ -282,6 +282,10 @@ def test_strict_utf8_with_the_utf16_diagnostic(repo: Path) -> None:
                   "memory_apply_patch: failed to read system/utf16.md: File is not valid UTF-8 text: ")
     assert re.search(r"failed to read system/utf16\.md: File is not valid UTF-8 text: .*utf16\.md\. Detected "
                      r"UTF-16LE BOM; convert the file to UTF-8 and retry\.", err)
+    write(repo, "system/utf16be.md", b"\xfe\xff" + "---\n".encode("utf-16-be"))
+    commit_all(repo)
+    refused(repo, P("*** Update File: system/utf16be.md", "@@", "-body", "+x"),
+            "utf16be.md. Detected UTF-16BE BOM; convert the file to UTF-8 and retry.")
     refused(repo, P("*** Update File: system/latin1.md", "@@", "-body", "+x"),
             "memory_apply_patch: failed to read system/latin1.md: File is not valid UTF-8 text: ")
     # Deleting the broken file is how it gets fixed: no decoding needed.
