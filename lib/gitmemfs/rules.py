@@ -97,6 +97,11 @@ def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
     return True, memfile.is_truthy(entry)
 
 
+def is_protected(data: bytes | None) -> bool:
+    """Whether a file's current bytes make it read_only, judged as `check_change` does."""
+    return _read_only_state(data)[1]
+
+
 def _encoding(data: bytes) -> str | None:
     enc = memfile.encoding_problem(data)
     if enc is None:

@@ -97,10 +97,12 @@ def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome
 
 
 def apply_patch_call(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome:
+    """Upstream's order: required keys, then 'reason', then 'input', then the repo."""
     require("memory_apply_patch", args, "reason", "input")
     from . import patch  # the patch engine is only needed for this shape
 
-    return patch.apply(open_repo(), args["input"], args["reason"])
+    reason, text = patch.check_args(args["reason"], args["input"])
+    return patch.apply(open_repo(), text, reason)
 
 
 class Anthropic:

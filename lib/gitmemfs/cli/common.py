@@ -2,7 +2,8 @@
 
 Every command's handler returns an object with `.message` (human text) and
 `.as_dict()` (the --json object); `code` on it (default 0) is the exit status.
-Errors become one `error: …` line on stderr, or one JSON object on stdout.
+Errors become one `error: …` line on stderr (followed by a diagnostic block for the
+few errors that carry one), or one JSON object on stdout.
 """
 from __future__ import annotations
 
@@ -67,17 +68,28 @@ def print_text(text: str, stream: Any = None) -> None:
 
 
 def fail(exc: MemfsError, as_json: bool) -> int:
+    """Report an error: one `error:` line, then its diagnostic block if it has one
+    (`details["diagnostic"]`, multi-line, e.g. a failed patch hunk with previews).
+    In JSON, `error` carries the whole text, so a harness relaying it loses nothing."""
     message = redact(exc.message)
+    details = dict(exc.details)
+    block = details.pop("diagnostic", None)
+    block = redact(block) if isinstance(block, str) and block.strip() else None
     if as_json:
-        print_json({"ok": False, "error": message, "code": exc.code, **exc.details})
+        full = message + "\n" + block if block else message
+        print_json({"ok": False, "error": full, "code": exc.code, **details})
     else:
         sys.stderr.write(f"error: {' '.join(message.split(chr(10))) if message else 'failed'}\n")
+        if block:
+            sys.stderr.write(block if block.endswith("\n") else block + "\n")
     return exc.code
 
 
-def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int]) -> int:
-    """Run a console script body, mapping every failure to our exit codes."""
-    as_json = wants_json(argv)
+def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
+             json_commands: Sequence[str] = ("call",)) -> int:
+    """Run a console script body, mapping every failure to our exit codes.
+    `json_commands` are subcommands that always answer in JSON."""
+    as_json = wants_json(argv, json_commands)
     try:
         return body(argv)
     except MemfsError as exc:
