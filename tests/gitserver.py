@@ -299,3 +299,14 @@ def seed(srv: GitServer, workdir: Path, name: str = "memory.git") -> Path:
 
 def token_env(token: str = TOKEN) -> dict[str, str]:
     return {"GIT_MEMORY_TOKEN": token}
+
+
+def quick_clone(srv: GitServer, workdir: Path, dest: str, name: str = "memory.git") -> Path:
+    """A clone made straight from the server's disk, then pointed at its URL: what
+    `git memory clone` leaves, without the HTTP round trips (tests of sync and
+    status; `git memory clone` itself is tested end to end)."""
+    path = workdir / dest
+    _git("clone", "-q", str(srv.root / name), str(path), cwd=workdir)
+    _git("remote", "set-url", "origin", srv.url(name), cwd=path)
+    _git("config", "memory.repo", "true", cwd=path)
+    return path

@@ -90,6 +90,7 @@ def test_two_injected_520s_are_survived(server: GitServer, tmp_path: Path) -> No
     proc = memory("--json", "clone", server.url(), "c", cwd=tmp_path, env=token_env())
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert json.loads(proc.stdout)["retries"] == 2
+    assert_no_secret(proc.stdout, proc.stderr)
     assert proc.stderr.count("transient failure") == 2 and "error: 520" in proc.stderr
     assert [r.status for r in server.requests[:3]] == [520, 520, 200]
     assert (tmp_path / "c/system/persona.md").is_file()

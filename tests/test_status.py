@@ -3,11 +3,12 @@ freshness of that answer, the last sync, hooks and mirror."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
-from gitserver import GitServer, seed, server_fixture, token_env  # noqa: F401
+from gitserver import GitServer, quick_clone, seed, server_fixture, token_env  # noqa: F401
 
 from conftest import git, memory, snapshot, write
 
@@ -43,9 +44,7 @@ def test_dirty_with_encoding_diagnostics_changes_nothing(repo: Path) -> None:
 
 def test_ahead_and_behind_come_from_the_last_fetch_without_network(server: GitServer, tmp_path: Path) -> None:
     seed(server, tmp_path)
-    for name in ("one", "two"):
-        assert memory("clone", server.url(), name, cwd=tmp_path, env=token_env()).returncode == 0
-    one, two = tmp_path / "one", tmp_path / "two"
+    one, two = quick_clone(server, tmp_path, "one"), quick_clone(server, tmp_path, "two")
     assert memory("create", "notes/a.md", "alpha", "-d", "A", "-m", "a", cwd=one).returncode == 0
     assert memory("sync", cwd=one, env=token_env()).returncode == 0
     assert memory("create", "notes/b.md", "beta", "-d", "B", "-m", "b", cwd=two).returncode == 0
@@ -66,8 +65,11 @@ def test_ahead_and_behind_come_from_the_last_fetch_without_network(server: GitSe
 def test_staleness_is_spelled_out(server: GitServer, tmp_path: Path) -> None:
     seed(server, tmp_path)
     assert memory("clone", server.url(), "c", cwd=tmp_path, env=token_env()).returncode == 0
+    long_ago = time.time() - 3 * 3600 - 5
+    for log in (tmp_path / "c/.git/logs/refs/remotes").rglob("*"):
+        os.utime(log, (long_ago, long_ago))       # the clone wrote these
     record = tmp_path / "c/.git/memory-sync.json"
-    record.write_text(json.dumps({"last_fetch": time.time() - 3 * 3600 - 5,
+    record.write_text(json.dumps({"last_fetch": long_ago,
                                   "last_sync": {"state": "pushed", "time": time.time() - 7200, "error": None}}))
     text, data = status(tmp_path / "c")
     assert "as of the last fetch 3 hours ago" in text and "Last sync: pushed, 2 hours ago." in text

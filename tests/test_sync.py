@@ -12,18 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitserver import GitServer, seed, server_fixture, token_env  # noqa: F401
+from gitserver import GitServer, quick_clone, seed, server_fixture, token_env  # noqa: F401
 
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
 
 KEYS = {"ok", "state", "message", "branch", "upstream", "ahead", "behind", "pushed", "pulled", "rebased",
         "backup_ref", "conflicts", "problems", "error", "retries"}
-
-
-def clone(server: GitServer, tmp_path: Path, name: str) -> Path:
-    proc = memory("clone", server.url(), name, cwd=tmp_path, env=token_env())
-    assert proc.returncode == 0, proc.stderr
-    return tmp_path / name
 
 
 def sync(repo: Path, *, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -62,7 +56,7 @@ def pushes(server: GitServer) -> int:
 @pytest.fixture
 def pair(server: GitServer, tmp_path: Path) -> tuple[Path, Path]:
     seed(server, tmp_path)
-    return clone(server, tmp_path, "one"), clone(server, tmp_path, "two")
+    return quick_clone(server, tmp_path, "one"), quick_clone(server, tmp_path, "two")
 
 
 def test_skipped_without_an_upstream(repo: Path) -> None:
@@ -95,6 +89,14 @@ def test_pulled_fast_forward(server: GitServer, pair: tuple[Path, Path]) -> None
     assert result["state"] == "pulled" and result["pulled"] == 1
     assert head(two) == pushed and (two / "notes/a.md").is_file()
     assert git("rev-list", "--count", "HEAD", cwd=two).stdout.strip() == "2"   # no merge commit
+
+
+def test_pulled_into_a_clone_of_an_empty_remote(server: GitServer, tmp_path: Path) -> None:
+    empty = quick_clone(server, tmp_path, "empty")
+    work = seed(server, tmp_path)
+    result = sync(empty)
+    assert result["state"] == "pulled" and result["pulled"] == 1
+    assert head(empty) == head(work) and (empty / "system/persona.md").is_file()
 
 
 def test_rejected_push_rebases_onto_the_remote_with_a_backup_ref(server: GitServer,
@@ -203,7 +205,7 @@ def test_commits_that_break_the_rules_are_not_pushed(server: GitServer, tmp_path
     write(work, "system/rules.md", memfile("Ground rules", "Be kind.\n", "read_only: true"))
     commit_all(work, "rules")
     git("push", "-q", str(server.root / "memory.git"), "main", cwd=work)
-    one = clone(server, tmp_path, "one")
+    one = quick_clone(server, tmp_path, "one")
     before = remote_main(server)
     write(one, "system/rules.md", memfile("Ground rules", "Be sneaky.\n", "read_only: true"))
     commit_all(one, "bypass the hook")          # --no-verify: only sync's check stands in the way
@@ -215,7 +217,7 @@ def test_commits_that_break_the_rules_are_not_pushed(server: GitServer, tmp_path
 
 def test_rebased_commits_are_checked_before_the_second_push(server: GitServer, tmp_path: Path) -> None:
     work = seed(server, tmp_path)
-    two = clone(server, tmp_path, "two")
+    two = quick_clone(server, tmp_path, "two")
     # Someone protects system/human.md upstream while two edits its last line.
     text = (work / "system/human.md").read_text()
     write(work, "system/human.md", text.replace("\n---\n", "\nread_only: true\n---\n", 1))
@@ -249,3 +251,22 @@ def test_sync_takes_the_writer_lock(pair: tuple[Path, Path]) -> None:
     finally:
         os.close(fd)
     assert proc.returncode == 3 and "another git memory writer" in proc.stderr
+
+
+def test_human_output_puts_states_that_need_attention_on_stderr(server: GitServer, pair: tuple[Path, Path]) -> None:
+    one, _ = pair
+    proc = memory("sync", cwd=one, env=token_env())
+    assert proc.returncode == 0 and proc.stdout.startswith("Memory is in sync with origin/main")
+    write(one, "stray.md", "x\n")
+    proc = memory("sync", cwd=one, env=token_env())
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("error: Cannot sync: 1 uncommitted change(s)") and "stray.md" in proc.stderr
+
+
+def test_tracking_ref_follows_the_fetch_refspecs() -> None:
+    from gitmemfs.remote import tracking_ref
+
+    assert tracking_ref(["+refs/heads/*:refs/remotes/origin/*"], "refs/heads/main") == "refs/remotes/origin/main"
+    assert tracking_ref(["^refs/heads/tmp/*", "refs/heads/main:refs/remotes/up/trunk"],
+                        "refs/heads/main") == "refs/remotes/up/trunk"
+    assert tracking_ref(["+refs/heads/dev:refs/remotes/origin/dev"], "refs/heads/main") is None

@@ -200,11 +200,26 @@ def upstream_of(repo: Repo, branch: str) -> _Upstream | None:
     merge = repo.cfg(f"branch.{branch}.merge")
     if not remote or not merge:
         return None
-    res = repo.git("rev-parse", "--symbolic-full-name", f"{branch}@{{upstream}}", check=False)
-    tracking = res.out.strip() or None if res.code == 0 else None
+    tracking = merge if remote == "." else tracking_ref(repo.cfg_all(f"remote.{remote}.fetch"), merge)
     url_res = repo.git("remote", "get-url", remote, check=False)
     url = url_res.out.strip() if url_res.code == 0 else remote
     return _Upstream(remote, merge, tracking, url)
+
+
+def tracking_ref(refspecs: list[str], merge: str) -> str | None:
+    """Where the remote's `merge` ref lands locally under these fetch refspecs (as git
+    maps it; works before the first fetch and on an unborn branch)."""
+    for spec in refspecs:
+        src, _, dst = spec.lstrip("+").partition(":")
+        if spec.startswith("^") or not dst:
+            continue
+        if "*" in src:
+            head, _, tail = src.partition("*")
+            if merge.startswith(head) and merge.endswith(tail) and len(merge) >= len(head) + len(tail):
+                return dst.replace("*", merge[len(head):len(merge) - len(tail)], 1)
+        elif src == merge:
+            return dst
+    return None
 
 
 def sync(repo: Repo, *, env: Mapping[str, str] | None = None, notify: Notify | None = None) -> SyncResult:

@@ -36,7 +36,7 @@ def status(repo: Repo, *, now: float | None = None) -> StatusReport:
     up = upstream_of(repo, branch) if branch else None
     ahead, behind = counts(repo, up.tracking) if up else (None, None)
     record = load_record(repo)
-    fetched = last_fetch(repo, record)
+    fetched = last_fetch(repo, record, up.remote if up else None)
     data: dict[str, Any] = {
         "branch": branch, "head": head, "operation": operation, "conflicts": conflicts,
         "dirty": bool(dirty), "dirty_paths": dirty, "encoding_issues": issues,
@@ -60,15 +60,20 @@ def status(repo: Repo, *, now: float | None = None) -> StatusReport:
     return StatusReport("\n".join(lines), data)
 
 
-def last_fetch(repo: Repo, record: dict[str, Any]) -> float | None:
-    """When the remote was last contacted for fetching: our record (clone, sync) or
-    FETCH_HEAD (any git fetch), whichever is newer."""
+def last_fetch(repo: Repo, record: dict[str, Any], remote: str | None = None) -> float | None:
+    """When the remote's state was last learned: our record (clone, sync), FETCH_HEAD
+    (any git fetch) or the reflogs of its remote-tracking refs (a plain clone or
+    push), whichever is newest."""
     times = []
     if isinstance(record.get("last_fetch"), (int, float)):
         times.append(float(record["last_fetch"]))
-    for folder in {repo.git_dir, repo.common_dir}:
+    paths = [os.path.join(folder, "FETCH_HEAD") for folder in {repo.git_dir, repo.common_dir}]
+    if remote:
+        logs = os.path.join(repo.common_dir, "logs", "refs", "remotes", remote)
+        paths += [os.path.join(root, name) for root, _, names in os.walk(logs) for name in names]
+    for path in paths:
         try:
-            times.append(os.stat(os.path.join(folder, "FETCH_HEAD")).st_mtime)
+            times.append(os.stat(path).st_mtime)
         except OSError:
             pass
     return max(times) if times else None

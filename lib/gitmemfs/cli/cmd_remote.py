@@ -6,6 +6,7 @@ import sys
 from typing import Any, Callable
 
 from .. import remote, status
+from ..errors import MemfsError
 from .common import print_text
 
 AUTH_NOTE = """\
@@ -76,7 +77,12 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
-    return remote.sync(ctx.repo(), notify=_notifier(ctx))
+    result = remote.sync(ctx.repo(), notify=_notifier(ctx))
+    if result.code and not ctx.json:
+        # A state that needs attention is an error line on stderr like any other
+        # failure; --json keeps the whole state object on stdout.
+        raise MemfsError(result.message, code=result.code)
+    return result
 
 
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
