@@ -17,14 +17,14 @@ from gitserver import GitServer, quick_clone, seed, server_fixture, token_env  #
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
 
 KEYS = {"ok", "state", "message", "branch", "upstream", "ahead", "behind", "pushed", "pulled", "rebased",
-        "backup_ref", "conflicts", "problems", "error", "retries"}
+        "backup_ref", "conflicts", "dirty", "encoding_issues", "problems", "error", "retries"}
 
 
 def sync(repo: Path, *, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:
     proc = memory("--json", "sync", cwd=repo, env=env or token_env())
     result = json.loads(proc.stdout)
     assert proc.returncode == code, result
-    assert KEYS <= set(result), result
+    assert set(result) == KEYS, result
     return result
 
 

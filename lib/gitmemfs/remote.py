@@ -173,8 +173,8 @@ class SyncResult:
         self.code = 0 if state in DONE_STATES else 1
         self.fields: dict[str, Any] = {
             "branch": None, "upstream": None, "ahead": None, "behind": None, "pushed": [],
-            "pulled": 0, "rebased": False, "backup_ref": None, "conflicts": [], "problems": [],
-            "error": None, "retries": 0,
+            "pulled": 0, "rebased": False, "backup_ref": None, "conflicts": [], "dirty": [],
+            "encoding_issues": [], "problems": [], "error": None, "retries": 0,
         }
         self.fields.update(fields)
 
