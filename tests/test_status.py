@@ -89,3 +89,14 @@ def test_an_operation_in_progress_is_reported(repo: Path) -> None:
     text, data = status(repo)
     assert data["operation"] == "a merge" and data["conflicts"] == ["system/human.md"]
     assert "A merge is in progress (conflicted: system/human.md)" in text
+
+
+def test_status_never_writes_the_index(repo: Path) -> None:
+    """A read must not take index.lock: a concurrent edit's commit would fail on it."""
+    index = repo / ".git/index"
+    before = index.read_bytes(), index.stat().st_mtime_ns
+    past = time.time() - 100
+    os.utime(repo / "system/human.md", (past, past))   # stale stat info: git would refresh it
+    _, data = status(repo)
+    assert data["dirty"] is False
+    assert (index.read_bytes(), index.stat().st_mtime_ns) == before

@@ -192,8 +192,10 @@ def operation_in_progress(repo: Repo) -> str | None:
 
 def status(repo: Repo) -> tuple[str | None, str | None, list[str]]:
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call."""
-    res = repo.git("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
-                   "--ignore-submodules=none")
+    # No optional locks: a read (e.g. `git memory status`) must never hold index.lock,
+    # which would make a concurrent writer's commit fail or leave a stale lock if killed.
+    res = repo.git("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch",
+                   "--untracked-files=all", "--ignore-submodules=none")
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
