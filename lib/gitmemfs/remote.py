@@ -66,7 +66,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     head = writer.head_sha(repo)
     branch = writer.status(repo)[1]
     where = f"{branch} at {head[:7]}" if head else f"empty repository, branch {branch}"
-    return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}).{note}",
+    return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}){note}",
                    extra={"path": repo.root, "url": redact(url), "branch": branch, "head": head,
                           "retries": net.retries, "auth": creds.as_dict(), "letta_agent": letta_agent})
 
