@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
-from typing import IO, Iterable, Mapping, Sequence
+from typing import IO, Iterable, Mapping, Sequence, Tuple, Union
 
 from .errors import EnvironmentProblem, MemfsError
 from .redact import redact
@@ -28,6 +28,10 @@ from .redact import redact
 DEFAULT_TIMEOUT = 60.0
 CLONE_TIMEOUT = 180.0
 BASE_ARGS: tuple[str, ...] = ("-c", "commit.gpgsign=false")
+
+# Config for one git call: a mapping, or pairs when a key must repeat (an empty
+# value first resets a multi-valued key such as http.extraHeader).
+Config = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
 
 # Git exports these into hooks; they point at *this* repo and must not leak into
 # a git process that targets another one (a mirror push, a clone).
@@ -131,7 +135,7 @@ def argv_for(args: Sequence[str]) -> list[str]:
 
 
 def environment(extra: Mapping[str, str] | None = None, *,
-                config: Mapping[str, str] | None = None, scrub: bool = False,
+                config: Config | None = None, scrub: bool = False,
                 base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment every git child gets.
 
@@ -153,7 +157,8 @@ def environment(extra: Mapping[str, str] | None = None, *,
             n = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
         except ValueError:
             n = 0
-        for key, value in config.items():
+        pairs = config.items() if isinstance(config, Mapping) else config
+        for key, value in pairs:
             env[f"GIT_CONFIG_KEY_{n}"] = key
             env[f"GIT_CONFIG_VALUE_{n}"] = value
             n += 1
@@ -163,7 +168,7 @@ def environment(extra: Mapping[str, str] | None = None, *,
 
 def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
         input: str | bytes | None = None, env: Mapping[str, str] | None = None,
-        config: Mapping[str, str] | None = None, scrub: bool = False,
+        config: Config | None = None, scrub: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
         ok: Iterable[int] = (0,)) -> Result:
     """Run git through `sh`. Raises GitError unless the exit code is in `ok` or check=False."""
@@ -191,7 +196,7 @@ def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
 
 def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
               input: str | bytes | None = None, env: Mapping[str, str] | None = None,
-              config: Mapping[str, str] | None = None, scrub: bool = False,
+              config: Config | None = None, scrub: bool = False,
               timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
               ok: Iterable[int] = (0,), pass_fds: Sequence[int] = ()) -> Result:
     """Same contract as `run()`, over plain subprocess (no `sh` import)."""

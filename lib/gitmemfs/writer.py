@@ -173,10 +173,10 @@ def head_sha(repo: Repo) -> str | None:
 def assert_clean(repo: Repo) -> str | None:
     """Refuse to write on a dirty tree, a detached HEAD, or mid-merge/rebase.
     Returns HEAD's sha (None on an unborn branch)."""
-    for name, what in _IN_PROGRESS.items():
-        if os.path.exists(os.path.join(repo.git_dir, name)):
-            raise MemfsError(f"{CLEAN_SENTENCE} {what.capitalize()} is in progress in {repo.root}; "
-                             "finish or abort it first.")
+    what = operation_in_progress(repo)
+    if what:
+        raise MemfsError(f"{CLEAN_SENTENCE} {what.capitalize()} is in progress in {repo.root}; "
+                         "finish or abort it first.")
     head, branch, dirty = status(repo)
     if branch is None:
         raise MemfsError("memory: HEAD is detached; check out a branch (git switch main) before "
@@ -186,10 +186,20 @@ def assert_clean(repo: Repo) -> str | None:
     return head
 
 
+def operation_in_progress(repo: Repo) -> str | None:
+    """'a merge', 'a rebase', ... when one is stopped half-way in this work tree."""
+    for name, what in _IN_PROGRESS.items():
+        if os.path.exists(os.path.join(repo.git_dir, name)):
+            return what
+    return None
+
+
 def status(repo: Repo) -> tuple[str | None, str | None, list[str]]:
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call."""
-    res = repo.git("status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
-                   "--ignore-submodules=none")
+    # No optional locks: a read (e.g. `git memory status`) must never hold index.lock,
+    # which would make a concurrent writer's commit fail or leave a stale lock if killed.
+    res = repo.git("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch",
+                   "--untracked-files=all", "--ignore-submodules=none")
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []

@@ -1,13 +1,89 @@
-"""Remotes: `git memory clone`, `sync`, `status` (issue: remotes that never leak or lose)."""
+"""Remotes: `git memory clone`, `sync`, `status`."""
 from __future__ import annotations
 
 import argparse
-from typing import Any
+import sys
+from typing import Any, Callable
 
-from .cmd_stub import stub
+from .. import remote, status
+from ..errors import MemfsError
+from .common import print_text
+
+AUTH_NOTE = """\
+authentication: the token comes from $GIT_MEMORY_TOKEN (for a Letta agent's
+repository, $LETTA_API_KEY first) and is sent as an HTTP
+Authorization header, Basic (user letta) or Bearer as memory.authScheme says.
+It reaches git through the environment only: never on a command line, never in
+.git/config. Without a token your own git credential helpers may answer;
+nothing ever prompts. Transient failures (HTTP 502/503/504/520-524, dropped
+connections, timeouts) are retried up to 3 tries."""
+
+
+CLONE_DESCRIPTION = """\
+Clone a memory repository, mark it (memory.repo) and install the hooks. DIR
+must not exist or must be empty; a failed clone leaves nothing behind. With
+--letta-agent ID the URL is ${LETTA_BASE_URL:-https://api.letta.com}/v1/git/ID/state.git,
+the token $LETTA_API_KEY, memory.agentId is set to ID, and DIR defaults to
+${LETTA_HOME:-~/.letta}/agents/ID/memory."""
+
+SYNC_DESCRIPTION = """\
+Fetch the upstream of the current branch, then: fast-forward when only the
+remote moved; push when only local commits are new (after checking them with
+the memory rules); on a rejected push keep the old head at
+refs/memory/backup/<utc>, rebase onto the remote, check the rebased commits
+and push again. Never force-pushes. A conflicting rebase is aborted, so local
+commits stay exactly as they were. Holds the writer lock throughout.
+
+states: skipped (no upstream), clean, pulled, pushed: exit 0;
+conflict, dirty, fetch_failed, check_failed, push_failed: exit 1."""
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
-    stub(sub, common, "clone", "clone a memory repository")
-    stub(sub, common, "sync", "fetch, then pull or push as needed")
-    stub(sub, common, "status", "clean/dirty, ahead/behind, hooks and mirror")
+    raw = argparse.RawDescriptionHelpFormatter
+    p = sub.add_parser("clone", parents=[common], help="clone a memory repository",
+                       formatter_class=raw, description=CLONE_DESCRIPTION, epilog=AUTH_NOTE)
+    p.add_argument("target", metavar="URL", nargs="?", help="the repository to clone (omit with --letta-agent)")
+    p.add_argument("directory", metavar="DIR", nargs="?",
+                   help="where to clone it (default: --memory-dir, else named after the URL)")
+    p.add_argument("--letta-agent", metavar="ID", help="clone this Letta agent's memory repository")
+    p.add_argument("--auth-scheme", choices=("basic", "bearer"),
+                   help="how to send the token (stored as memory.authScheme; default: basic)")
+    p.set_defaults(func=do_clone)
+
+    p = sub.add_parser("sync", parents=[common], help="fetch, then pull or push as needed",
+                       formatter_class=raw, description=SYNC_DESCRIPTION, epilog=AUTH_NOTE)
+    p.set_defaults(func=do_sync)
+
+    p = sub.add_parser("status", parents=[common], help="clean/dirty, ahead/behind, hooks and mirror",
+                       description="Show whether the work tree is clean (with encoding diagnostics), "
+                                   "how the branch stands against its upstream as of the last fetch "
+                                   "(no network), the last sync, the hooks and the mirror.")
+    p.set_defaults(func=do_status)
+
+
+def _notifier(ctx: Any) -> Callable[[str], None]:
+    def notify(message: str) -> None:
+        if not ctx.quiet:
+            print_text(f"warning: {message}", sys.stderr)
+    return notify
+
+
+def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
+    url, directory = args.target, args.directory
+    if args.letta_agent and url and not directory:
+        url, directory = None, url   # `clone --letta-agent ID DIR`
+    return remote.clone(url, directory, letta_agent=args.letta_agent, memory_dir=ctx.memory_dir,
+                        auth_scheme=args.auth_scheme, notify=_notifier(ctx))
+
+
+def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
+    result = remote.sync(ctx.repo(), notify=_notifier(ctx))
+    if result.code and not ctx.json:
+        # A state that needs attention is an error line on stderr like any other
+        # failure; --json keeps the whole state object on stdout.
+        raise MemfsError(result.message, code=result.code)
+    return result
+
+
+def do_status(args: argparse.Namespace, ctx: Any) -> Any:
+    return status.status(ctx.repo())

@@ -1,0 +1,127 @@
+"""Remote authentication: which token, which scheme, and how it reaches git.
+
+The token comes from the environment only ($GIT_MEMORY_TOKEN, or $LETTA_API_KEY
+for a Letta agent's repository) and reaches git as `http.extraHeader` through
+GIT_CONFIG_COUNT env (see git.py): never on a command line, never in
+.git/config. It is registered for redaction the moment it is read. With no
+token, the user's own credential helpers may answer; nothing ever prompts.
+"""
+from __future__ import annotations
+
+import base64
+import os
+import re
+from typing import Mapping
+from urllib.parse import urlsplit
+
+from . import git, redact
+from .errors import UsageError
+
+BASIC_USER = "letta"          # upstream's Basic user name for Letta tokens
+SCHEMES = ("basic", "bearer")
+LETTA_DEFAULT_BASE = "https://api.letta.com"
+TOKEN_VAR = "GIT_MEMORY_TOKEN"
+LETTA_TOKEN_VAR = "LETTA_API_KEY"
+
+_AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+_LETTA_PATH = re.compile(r"/v1/git/[^/]+/state\.git/?$")
+
+
+class Auth:
+    """The credentials for one remote: a token (or none) and its scheme."""
+
+    def __init__(self, token: str | None, scheme: str = "basic", source: str | None = None):
+        self.token = token or None
+        self.scheme = scheme
+        self.source = source      # where the token came from, e.g. "$GIT_MEMORY_TOKEN"
+        if self.token:
+            redact.register_secret(self.token, basic_user=BASIC_USER if scheme == "basic" else None)
+
+    def header(self) -> str:
+        if self.scheme == "bearer":
+            return f"Authorization: Bearer {self.token}"
+        pair = f"{BASIC_USER}:{self.token}".encode()
+        return f"Authorization: Basic {base64.b64encode(pair).decode()}"
+
+    def config(self) -> list[tuple[str, str]]:
+        """Config for the git call. With a token, only our header is sent: inherited
+        headers and credential helpers are reset so they cannot compete with it."""
+        if not self.token:
+            return []
+        return [("credential.helper", ""), ("http.extraHeader", ""), ("http.extraHeader", self.header())]
+
+    def hint(self) -> str:
+        """What to check when the server refuses the credentials."""
+        if not self.token:
+            return (f"no token was given: set ${TOKEN_VAR} (${LETTA_TOKEN_VAR} for a Letta agent) "
+                    "or configure a git credential helper for this host")
+        return f"check the token in {self.source} and memory.authScheme ({self.scheme} now; basic or bearer)"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"token": bool(self.token), "scheme": self.scheme, "source": self.source}
+
+
+def valid_scheme(value: str | None, where: str = "memory.authScheme") -> str:
+    scheme = (value or "basic").strip().lower()
+    if scheme not in SCHEMES:
+        raise UsageError(f"{where} is {value!r}; use basic or bearer "
+                         "(git config memory.authScheme bearer)")
+    return scheme
+
+
+def configured_scheme() -> str | None:
+    """memory.authScheme from the user's global or system config (for a clone, which
+    has no repository config yet; GIT_DIR keeps any surrounding repo out of it)."""
+    res = git.run_light(["config", "--get", "memory.authScheme"], env={"GIT_DIR": os.devnull}, check=False)
+    return res.out.strip() or None if res.code == 0 else None
+
+
+def letta_url(agent_id: str, env: Mapping[str, str] | None = None) -> str:
+    """The Letta memory repository of an agent: ${LETTA_BASE_URL}/v1/git/<id>/state.git."""
+    if not _AGENT_ID.match(agent_id or ""):
+        raise UsageError(f"--letta-agent: {agent_id!r} is not an agent id (letters, digits, '.', '_', '-')")
+    source = os.environ if env is None else env
+    base = (source.get("LETTA_BASE_URL") or "").strip().rstrip("/") or LETTA_DEFAULT_BASE
+    return f"{base}/v1/git/{agent_id}/state.git"
+
+
+def is_letta_url(url: str) -> bool:
+    return bool(_LETTA_PATH.search(url.strip()))
+
+
+def for_remote(url: str, scheme: str | None = None, *, letta: bool | None = None,
+               env: Mapping[str, str] | None = None) -> Auth:
+    """The credentials to use for `url`. A Letta memory repository takes
+    $LETTA_API_KEY (else $GIT_MEMORY_TOKEN); any other remote takes only
+    $GIT_MEMORY_TOKEN, so a Letta key is never sent to another host."""
+    source = os.environ if env is None else env
+    scheme = valid_scheme(scheme)
+    names = [TOKEN_VAR]
+    if letta or (letta is None and is_letta_url(url)):
+        names.insert(0, LETTA_TOKEN_VAR)
+    for name in names:
+        token = (source.get(name) or "").strip()
+        if token:
+            return Auth(token, scheme, f"${name}")
+    return Auth(None, scheme)
+
+
+def check_url(url: str) -> str:
+    """Refuse URLs we must not hand to git: empty, option-like, control characters,
+    or carrying a password (git would store it in .git/config)."""
+    url = (url or "").strip()
+    if not url:
+        raise UsageError("the remote URL is empty")
+    if url.startswith("-"):
+        raise UsageError(f"{url!r} is not a URL")
+    if any(ord(ch) < 32 or ch == "\x7f" for ch in url):
+        raise UsageError("the remote URL contains control characters")
+    if "://" in url:
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            raise UsageError("the remote URL is not valid; check it") from None
+        if parts.password is not None:
+            raise UsageError(f"the URL {redact.redact(url)} carries a password; remove it and put the token in "
+                             f"${TOKEN_VAR} instead, so it never lands in .git/config")
+    return url

@@ -1,0 +1,463 @@
+"""Remotes: `git memory clone` and `git memory sync` (DESIGN §6, §7).
+
+Every network call goes through `network.Network` (credentials from `auth`,
+transient failures retried). Sync runs under the writer lock, fetches first,
+never force-pushes and never resets local commits away: a rejected push is
+rebased onto the remote (with the old head kept at refs/memory/backup/<utc>),
+checked with the shared validator, and pushed again; a rebase that conflicts
+is aborted, leaving the local commits exactly as they were.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import shutil
+import time
+from typing import Any, Callable, Mapping
+
+from . import auth as authmod
+from . import check, git, hooks, writer
+from .edit import Outcome
+from .errors import MemfsError, UsageError
+from .network import Network, RemoteError
+from .redact import redact
+from .repo import Repo, agent_home, describe_git_dir, read_config
+
+Notify = Callable[[str], None]
+SYNC_RECORD = "memory-sync.json"
+BACKUP_PREFIX = "refs/memory/backup/"
+
+# -- clone ------------------------------------------------------------------------------
+
+
+def clone(url: str | None, directory: str | None = None, *, letta_agent: str | None = None,
+          memory_dir: str | None = None, auth_scheme: str | None = None,
+          env: Mapping[str, str] | None = None, notify: Notify | None = None) -> Outcome:
+    """Clone a memory repository, mark it, install the hooks. A failed clone leaves
+    nothing behind; the token never touches the disk."""
+    if bool(url) == bool(letta_agent):
+        raise UsageError("git memory clone: give a URL or --letta-agent ID (not both)")
+    if letta_agent:
+        url = authmod.letta_url(letta_agent, env)
+    assert url is not None
+    url = authmod.check_url(url)
+    if auth_scheme is not None:
+        auth_scheme = authmod.valid_scheme(auth_scheme, "--auth-scheme")
+    dest = _destination(url, directory, memory_dir, letta_agent, env)
+    existed = _check_destination(dest)
+    scheme = auth_scheme or authmod.configured_scheme()
+    creds = authmod.for_remote(url, scheme, letta=bool(letta_agent), env=env)
+    net = Network(url, creds, notify=notify)
+    created = _make_parent(dest)
+
+    def wipe() -> None:
+        _remove_contents(dest) if existed else shutil.rmtree(dest, ignore_errors=True)
+
+    try:
+        net.run(["clone", "-q", "--origin", "origin", "--", url, dest], cwd=os.path.dirname(dest),
+                label="git memory clone", timeout=git.CLONE_TIMEOUT, before_retry=wipe)
+        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent)
+    except BaseException:
+        wipe()
+        if created:
+            shutil.rmtree(created, ignore_errors=True)
+        raise
+    head = writer.head_sha(repo)
+    branch = writer.status(repo)[1]
+    where = f"{branch} at {head[:7]}" if head else f"empty repository, branch {branch}"
+    return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}){note}",
+                   extra={"path": repo.root, "url": redact(url), "branch": branch, "head": head,
+                          "retries": net.retries, "auth": creds.as_dict(), "letta_agent": letta_agent})
+
+
+def _destination(url: str, directory: str | None, memory_dir: str | None, letta_agent: str | None,
+                 env: Mapping[str, str] | None) -> str:
+    if directory:
+        return os.path.abspath(os.path.expanduser(directory))
+    if memory_dir:
+        return os.path.abspath(os.path.expanduser(memory_dir))
+    if letta_agent:
+        return agent_home(letta_agent, env)
+    name = url.rstrip("/")
+    if name.endswith("/.git"):
+        name = name[:-5]
+    name = name.replace(":", "/").rsplit("/", 1)[-1]
+    if name.endswith(".git"):
+        name = name[:-4]
+    if not name or name in (".", ".."):
+        raise UsageError(f"git memory clone: cannot name a directory after {redact(url)}; give DIR")
+    return os.path.abspath(name)
+
+
+def _check_destination(dest: str) -> bool:
+    """True if `dest` already exists (as an empty directory); refuse anything else."""
+    if not os.path.lexists(dest):
+        return False
+    if not os.path.isdir(dest) or os.path.islink(dest):
+        raise MemfsError(f"git memory clone: {dest} exists and is not a directory; choose another DIR")
+    if os.listdir(dest):
+        raise MemfsError(f"git memory clone: {dest} already exists and is not empty; choose another "
+                         "directory, or remove it first")
+    return True
+
+
+def _make_parent(dest: str) -> str | None:
+    """Create dest's parent folders; return the topmost one created (to undo), if any."""
+    parent = os.path.dirname(dest)
+    top = None
+    probe = parent
+    while not os.path.exists(probe):
+        top = probe
+        probe = os.path.dirname(probe)
+    os.makedirs(parent, exist_ok=True)
+    return top
+
+
+def _remove_contents(folder: str) -> None:
+    for name in os.listdir(folder) if os.path.isdir(folder) else []:
+        path = os.path.join(folder, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
+                 letta_agent: str | None) -> tuple[Repo, str]:
+    found = describe_git_dir(dest)
+    if found is None:
+        raise MemfsError(f"git memory clone: git reported success but {dest} is not a repository")
+    top, git_dir, common = found
+    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
+    settings = {"memory.repo": "true"}
+    if auth_scheme:
+        settings["memory.authScheme"] = auth_scheme
+    if letta_agent:
+        settings["memory.agentId"] = letta_agent
+    for key, value in settings.items():
+        repo.git("config", "--local", key, value)
+    if writer.head_sha(repo) is None:
+        _track_unborn(repo)
+    repo.reload_config()
+    note = hooks.install_for_init(repo)
+    _save_record(repo, last_fetch=time.time())
+    return repo, note
+
+
+def _track_unborn(repo: Repo) -> None:
+    """An empty remote: start on `main`, tracking origin/main, so sync can push later."""
+    branch = writer.status(repo)[1] or "main"
+    if branch != "main" and not repo.cfg(f"branch.{branch}.remote"):
+        repo.git("symbolic-ref", "HEAD", "refs/heads/main")
+        branch = "main"
+    if not repo.cfg(f"branch.{branch}.remote"):
+        repo.git("config", "--local", f"branch.{branch}.remote", "origin")
+        repo.git("config", "--local", f"branch.{branch}.merge", f"refs/heads/{branch}")
+
+
+# -- sync -------------------------------------------------------------------------------
+
+SKIPPED, CONFLICT, DIRTY, CLEAN, PULLED, PUSHED = "skipped", "conflict", "dirty", "clean", "pulled", "pushed"
+PUSH_FAILED, FETCH_FAILED, CHECK_FAILED = "push_failed", "fetch_failed", "check_failed"
+DONE_STATES = (SKIPPED, CLEAN, PULLED, PUSHED)
+
+
+class SyncResult:
+    """One sync outcome: a state of DESIGN §7 plus what was done. The JSON object
+    always has the same keys."""
+
+    def __init__(self, state: str, message: str, **fields: Any):
+        self.state = state
+        self.message = message
+        self.code = 0 if state in DONE_STATES else 1
+        self.fields: dict[str, Any] = {
+            "branch": None, "upstream": None, "ahead": None, "behind": None, "pushed": [],
+            "pulled": 0, "rebased": False, "backup_ref": None, "conflicts": [], "dirty": [],
+            "encoding_issues": [], "problems": [], "error": None, "retries": 0,
+        }
+        self.fields.update(fields)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ok": self.code == 0, "state": self.state, "message": self.message, **self.fields}
+
+
+class _Upstream:
+    def __init__(self, remote: str, merge: str, tracking: str | None, url: str):
+        self.remote = remote        # e.g. origin
+        self.merge = merge          # e.g. refs/heads/main on the remote
+        self.tracking = tracking    # e.g. refs/remotes/origin/main (None: no fetch refspec maps it)
+        self.url = url
+
+    @property
+    def name(self) -> str:
+        short = self.merge[len("refs/heads/"):] if self.merge.startswith("refs/heads/") else self.merge
+        return f"{self.remote}/{short}"
+
+
+def upstream_of(repo: Repo, branch: str) -> _Upstream | None:
+    remote = repo.cfg(f"branch.{branch}.remote")
+    merge = repo.cfg(f"branch.{branch}.merge")
+    if not remote or not merge:
+        return None
+    tracking = merge if remote == "." else tracking_ref(repo.cfg_all(f"remote.{remote}.fetch"), merge)
+    url_res = repo.git("remote", "get-url", remote, check=False)
+    url = url_res.out.strip() if url_res.code == 0 else remote
+    return _Upstream(remote, merge, tracking, url)
+
+
+def tracking_ref(refspecs: list[str], merge: str) -> str | None:
+    """Where the remote's `merge` ref lands locally under these fetch refspecs (as git
+    maps it; works before the first fetch and on an unborn branch)."""
+    for spec in refspecs:
+        src, _, dst = spec.lstrip("+").partition(":")
+        if spec.startswith("^") or not dst:
+            continue
+        if "*" in src:
+            head, _, tail = src.partition("*")
+            if merge.startswith(head) and merge.endswith(tail) and len(merge) >= len(head) + len(tail):
+                return dst.replace("*", merge[len(head):len(merge) - len(tail)], 1)
+        elif src == merge:
+            return dst
+    return None
+
+
+def sync(repo: Repo, *, env: Mapping[str, str] | None = None, notify: Notify | None = None) -> SyncResult:
+    """Fetch, then bring the branch and its upstream together (DESIGN §7)."""
+    with repo.lock():
+        writer.recover(repo)
+        result = _Sync(repo, env, notify).run()
+        _save_record(repo, last_sync={"state": result.state, "time": time.time(),
+                                      "error": result.fields.get("error")})
+    return result
+
+
+class _Sync:
+    def __init__(self, repo: Repo, env: Mapping[str, str] | None, notify: Notify | None):
+        self.repo = repo
+        self.env = env
+        self.notify = notify
+        self.net: Network | None = None
+        self.up: _Upstream | None = None
+        self.branch: str | None = None
+
+    def result(self, state: str, message: str, **fields: Any) -> SyncResult:
+        fields.setdefault("branch", self.branch)
+        if self.up is not None:
+            fields.setdefault("upstream", self.up.name)
+            ahead, behind = counts(self.repo, self.up.tracking)
+            fields.setdefault("ahead", ahead)
+            fields.setdefault("behind", behind)
+        if self.net is not None:
+            fields["retries"] = self.net.retries
+        return SyncResult(state, message, **fields)
+
+    def run(self) -> SyncResult:
+        repo = self.repo
+        what = writer.operation_in_progress(repo)
+        conflicts = conflicted_paths(repo)
+        if what or conflicts:
+            listed = f" (conflicted: {', '.join(conflicts[:10])})" if conflicts else ""
+            doing = what or "a merge"
+            return self.result(CONFLICT, f"Cannot sync: {doing} is in progress in {repo.root}{listed}. "
+                                         "Resolve it and commit (or abort it), then sync again.",
+                               conflicts=conflicts)
+        head, branch, dirty = writer.status(repo)
+        if branch is None:
+            raise MemfsError("git memory sync: HEAD is detached; check out a branch (git switch main) "
+                             "and sync again")
+        self.branch = branch
+        self.up = upstream_of(repo, branch)
+        if self.up is None:
+            return self.result(SKIPPED, f"Nothing to sync: branch {branch} has no upstream. Set one with "
+                                        f"git push -u origin {branch}, or git branch --set-upstream-to "
+                                        f"origin/{branch}.")
+        creds = authmod.for_remote(self.up.url, repo.cfg("memory.authScheme"), env=self.env)
+        self.net = Network(self.up.url, creds, notify=self.notify)
+        failed = self.fetch()
+        if failed is not None:
+            return failed
+        if dirty:
+            issues = writer.encoding_issues(repo.root, dirty)
+            shown = ", ".join(dirty[:10]) + (f", and {len(dirty) - 10} more" if len(dirty) > 10 else "")
+            text = f"Cannot sync: {len(dirty)} uncommitted change(s) in {repo.root}: {shown}."
+            if issues:
+                text += " Dirty markdown encoding issue(s): " + "; ".join(issues) + "."
+            return self.result(DIRTY, text + " Commit or discard them, then sync again.",
+                               dirty=dirty, encoding_issues=issues)
+        ahead, behind = counts(repo, self.up.tracking)
+        if ahead == 0 and behind == 0:
+            return self.result(CLEAN, f"Memory is in sync with {self.up.name}.")
+        if ahead == 0:
+            repo.git("merge", "--ff-only", "-q", self.tracking_sha() or "")
+            return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
+                               pulled=behind)
+        return self.push(head)
+
+    def tracking_sha(self) -> str | None:
+        assert self.up is not None
+        if not self.up.tracking:
+            return None
+        res = self.repo.git("rev-parse", "-q", "--verify", self.up.tracking + "^{commit}", check=False)
+        return res.out.strip() or None if res.code == 0 else None
+
+    def fetch(self) -> SyncResult | None:
+        assert self.up is not None and self.net is not None
+        try:
+            self.net.run(["fetch", "-q", "--no-recurse-submodules", self.up.remote], cwd=self.repo.root,
+                         label="git memory sync: fetch")
+        except RemoteError as exc:
+            return self.result(FETCH_FAILED, f"{exc.message}. Nothing was changed.", error=exc.message)
+        _save_record(self.repo, last_fetch=time.time())
+        return None
+
+    def check_range(self, base: str | None) -> SyncResult | None:
+        """Refuse to push commits that break the memory rules."""
+        report = check.commit_range(self.repo.root, f"{base}..HEAD" if base else "HEAD")
+        if report.ok:
+            return None
+        listed = "; ".join(report.lines()[:10])
+        return self.result(CHECK_FAILED, f"Refusing to push: {len(report.problems)} problem(s) in the commits "
+                                         f"to push: {listed}. Fix them (rewrite or drop those commits), then "
+                                         "sync again.", problems=[p.as_dict() for p in report.problems])
+
+    def push(self, head: str | None, *, backup: str | None = None) -> SyncResult:
+        assert self.up is not None and self.net is not None
+        base = self.tracking_sha()
+        refused = self.check_range(base)
+        if refused is not None:
+            if backup:
+                refused.fields["backup_ref"] = backup
+                refused.fields["rebased"] = True
+            return refused
+        commits = self.repo.git("rev-list", "--reverse", f"{base}..HEAD" if base else "HEAD").lines()
+        refspec = f"refs/heads/{self.branch}:{self.up.merge}"
+        try:
+            res = self.net.run(["push", "--porcelain", self.up.remote, refspec], cwd=self.repo.root,
+                               label="git memory sync: push", action="push to", accept=_push_answered)
+        except RemoteError as exc:
+            return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
+                               error=exc.message, backup_ref=backup, rebased=bool(backup))
+        rejected = _rejection(res)
+        if rejected is None:
+            if backup:
+                message = (f"Rebased {len(commits)} local commit(s) onto {self.up.name} and pushed them "
+                           f"(the old head is kept at {backup}).")
+            else:
+                message = f"Pushed {len(commits)} commit(s) to {self.up.name}."
+            return self.result(PUSHED, message, pushed=commits, backup_ref=backup, rebased=bool(backup))
+        if rejected in ("fetch first", "non-fast-forward") and backup is None:
+            return self.rebase_and_push(head)
+        why = ("the remote moved again while syncing; run git memory sync again"
+               if rejected in ("fetch first", "non-fast-forward") else f"the remote refused it ({rejected})")
+        return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: {why}. Your commits are kept locally.",
+                           error=f"rejected: {rejected}", backup_ref=backup, rebased=bool(backup))
+
+    def rebase_and_push(self, head: str | None) -> SyncResult:
+        """The remote has commits we lack: keep a backup ref, rebase onto the remote,
+        check the rebased commits, push again. Never force."""
+        assert self.up is not None and head is not None
+        backup = backup_ref(self.repo, head)
+        failed = self.fetch()
+        if failed is not None:
+            failed.fields["backup_ref"] = backup
+            return failed
+        onto = self.tracking_sha()
+        author = self.repo.author()
+        res = self.repo.git(*(author.config() if author else []), "-c", "rebase.autoStash=false",
+                            "-c", "rebase.updateRefs=false", "rebase", "-q", "--no-verify", onto or "",
+                            check=False)
+        if res.code != 0:
+            return self.rebase_failed(backup, res)
+        return self.push(head, backup=backup)
+
+    def rebase_failed(self, backup: str, res: git.Result) -> SyncResult:
+        repo = self.repo
+        conflicts = conflicted_paths(repo)
+        if writer.operation_in_progress(repo):
+            repo.git("rebase", "--abort", check=False)
+        assert self.up is not None
+        if writer.operation_in_progress(repo):
+            return self.result(CONFLICT, f"Cannot sync: the rebase onto {self.up.name} stopped and could not "
+                                         f"be aborted; run git rebase --abort (your old head is kept at {backup}).",
+                               conflicts=conflicts, backup_ref=backup, error=redact(res.err.strip()[:500]))
+        listed = ", ".join(conflicts[:10]) if conflicts else "(git: " + redact(res.err.strip()[:300]) + ")"
+        return self.result(CONFLICT, f"Cannot sync: local and remote changes conflict in {listed}. The rebase "
+                                     "was aborted and your commits are untouched (also kept at "
+                                     f"{backup}). Resolve by hand: git pull --rebase, fix the files, "
+                                     "git rebase --continue, then git memory sync.",
+                           conflicts=conflicts, backup_ref=backup)
+
+
+def _push_answered(res: git.Result) -> bool:
+    """A push the remote answered with a refusal: final, not a network failure."""
+    return _rejection(res) is not None
+
+
+def _rejection(res: git.Result) -> str | None:
+    """The reason a `push --porcelain` was refused ('fetch first', 'non-fast-forward',
+    'pre-receive hook declined', ...), or None if it was not."""
+    for line in res.out.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[0] == "!":
+            summary = parts[2]
+            if "(" in summary and summary.endswith(")"):
+                return summary[summary.index("(") + 1:-1]
+            return summary.strip("[] ") or "rejected"
+    return None
+
+
+def counts(repo: Repo, tracking: str | None) -> tuple[int, int]:
+    """(ahead, behind) of HEAD against the remote-tracking ref, as last fetched."""
+    has_head = repo.has_head()
+    has_tracking = bool(tracking) and repo.git("rev-parse", "-q", "--verify", f"{tracking}^{{commit}}",
+                                               check=False).code == 0
+    if has_head and has_tracking:
+        out = repo.git("rev-list", "--left-right", "--count", f"HEAD...{tracking}").out.split()
+        return int(out[0]), int(out[1])
+    if has_head:
+        return int(repo.git("rev-list", "--count", "HEAD").out.strip()), 0
+    if has_tracking:
+        return 0, int(repo.git("rev-list", "--count", str(tracking)).out.strip())
+    return 0, 0
+
+
+def conflicted_paths(repo: Repo) -> list[str]:
+    return repo.git("diff", "--name-only", "-z", "--diff-filter=U", check=False).zsplit()
+
+
+def backup_ref(repo: Repo, sha: str) -> str:
+    """refs/memory/backup/<utc> at `sha`; never overwrites an existing backup."""
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1, 100):
+        ref = BACKUP_PREFIX + stamp + ("" if n == 1 else f"-{n}")
+        if repo.git("update-ref", "-m", "git memory sync: backup before rebase", ref, sha, "",
+                    check=False).code == 0:
+            return ref
+    raise MemfsError("git memory sync: could not create a backup ref under refs/memory/backup/; "
+                     "check git for-each-ref refs/memory/backup")
+
+
+# -- the sync record (for status) --------------------------------------------------------
+
+
+def load_record(repo: Repo) -> dict[str, Any]:
+    try:
+        with open(os.path.join(repo.common_dir, SYNC_RECORD), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_record(repo: Repo, **updates: Any) -> None:
+    record = load_record(repo)
+    record.update(updates)
+    path = os.path.join(repo.common_dir, SYNC_RECORD)
+    tmp = path + ".tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # status then reports the fetch time from FETCH_HEAD instead

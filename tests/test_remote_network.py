@@ -1,0 +1,117 @@
+"""The network layer in-process: which failures are retried, credentials, redaction."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitserver import TOKEN, GitServer, seed, server_fixture, token_env  # noqa: F401
+
+from conftest import git, memory
+from gitmemfs import auth, redact
+from gitmemfs.errors import UsageError
+from gitmemfs.git import GitError
+from gitmemfs.network import Network, RemoteError, classify
+
+
+@pytest.fixture(autouse=True)
+def clean_secrets():  # type: ignore[no-untyped-def]
+    redact.forget_secrets()
+    yield
+    redact.forget_secrets()
+
+
+def failure(stderr: str, *, timed_out: bool = False) -> GitError:
+    return GitError(["git", "fetch"], -1 if timed_out else 128, stderr=stderr, timed_out=timed_out, timeout=1)
+
+
+@pytest.mark.parametrize("stderr,kind", [
+    ("fatal: unable to access 'http://h/r/': The requested URL returned error: 520", "transient"),
+    ("fatal: unable to access 'http://h/r/': The requested URL returned error: 503", "transient"),
+    ("error: RPC failed; HTTP 524 curl 22 The requested URL returned error: 524", "transient"),
+    ("error: RPC failed; curl 52 Empty reply from server\nfatal: expected flush after ref listing", "transient"),
+    ("send-pack: unexpected disconnect\nfatal: the remote end hung up unexpectedly", "transient"),
+    ("fatal: unable to access 'http://h/r/': Failed to connect to h port 443 after 130 ms: "
+     "Connection timed out", "transient"),
+    ("error: RPC failed; HTTP 413 curl 22 The requested URL returned error: 413", "other"),
+    ("fatal: could not read Username for 'http://h': terminal prompts disabled", "auth"),
+    ("fatal: Authentication failed for 'https://h/r/'", "auth"),
+    ("fatal: unable to access 'http://h/r/': The requested URL returned error: 403", "forbidden"),
+    ("fatal: repository 'http://h/r/' not found", "not_found"),
+    ("fatal: unable to access 'http://x.invalid/r/': Could not resolve host: x.invalid", "host"),
+    ("fatal: unable to access 'http://h:9/r/': Failed to connect to h port 9: Couldn't connect to server",
+     "connect"),
+    ("fatal: unable to find remote helper for 'htps'", "bad_url"),
+    ("error: failed to push some refs to 'http://h/r'", "other"),
+])
+def test_classify(stderr: str, kind: str) -> None:
+    assert classify(failure(stderr)).kind == kind
+
+
+def test_a_timed_out_call_is_transient() -> None:
+    assert classify(failure("", timed_out=True)).kind == "transient"
+
+
+def test_a_timed_out_call_is_retried(server: GitServer, tmp_path: Path) -> None:
+    seed(server, tmp_path)
+    server.delay_next(1, 5.0)
+    naps: list[float] = []
+    net = Network(server.url(), auth.Auth(TOKEN), sleep=naps.append)
+    res = net.run(["ls-remote", server.url()], cwd=str(tmp_path), label="test", timeout=1.0)
+    assert "refs/heads/main" in res.out and net.retries == 1 and naps == [0.5]
+
+
+def test_backoff_doubles_and_stops_after_three_tries(server: GitServer, tmp_path: Path) -> None:
+    seed(server, tmp_path)
+    server.fail_next(3, 503)
+    naps: list[float] = []
+    notes: list[str] = []
+    net = Network(server.url(), auth.Auth(TOKEN), sleep=naps.append, notify=notes.append)
+    with pytest.raises(RemoteError) as info:
+        net.run(["ls-remote", server.url()], cwd=str(tmp_path), label="probe")
+    assert naps == [0.5, 1.0] and len(notes) == 2 and "try 1/3" in notes[0]
+    assert info.value.tries == 3 and "kept failing after 3 tries" in info.value.message
+
+
+def test_errors_never_show_the_token_even_in_a_url(server: GitServer, tmp_path: Path) -> None:
+    seed(server, tmp_path)
+    url = f"http://letta:{TOKEN}@127.0.0.1:{server.port}/missing.git"
+    net = Network(url, auth.Auth("sk-let-WRONGwrong0123456789"))
+    with pytest.raises(RemoteError) as info:
+        net.run(["ls-remote", url], cwd=str(tmp_path), label="probe")
+    text = info.value.message + repr(info.value.details)
+    assert TOKEN not in text and "WRONGwrong" not in text and "refused the credentials" in text
+
+
+def test_token_sources(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = {"GIT_MEMORY_TOKEN": "generic-token-1", "LETTA_API_KEY": "sk-let-lettakey0123"}
+    assert auth.for_remote("https://github.com/o/m.git", env=env).source == "$GIT_MEMORY_TOKEN"
+    assert auth.for_remote("https://api.letta.com/v1/git/a1/state.git", env=env).source == "$LETTA_API_KEY"
+    only_letta = {"LETTA_API_KEY": "sk-let-lettakey0123"}
+    assert auth.for_remote("https://github.com/o/m.git", env=only_letta).token is None   # never sent elsewhere
+    assert auth.for_remote("https://github.com/o/m.git", env={}).config() == []
+    creds = auth.for_remote("https://h/m.git", "bearer", env=env)
+    assert creds.config() == [("credential.helper", ""), ("http.extraHeader", ""),
+                              ("http.extraHeader", "Authorization: Bearer generic-token-1")]
+    assert "generic-token-1" not in redact.redact("the token generic-token-1 leaked")
+
+
+def test_letta_url_and_url_checks(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert auth.letta_url("agent-1", {}) == "https://api.letta.com/v1/git/agent-1/state.git"
+    assert auth.letta_url("agent-1", {"LETTA_BASE_URL": " http://h:8283// "}) == \
+        "http://h:8283/v1/git/agent-1/state.git"
+    for bad in ("", "a/b", "../x", "a b"):
+        with pytest.raises(UsageError):
+            auth.letta_url(bad, {})
+    for bad in ("", "--upload-pack=evil", "http://h/\nx", "https://u:p@h/r.git"):
+        with pytest.raises(UsageError):
+            auth.check_url(bad)
+    assert auth.check_url(" https://u@h/r.git ") == "https://u@h/r.git"
+
+
+def test_inherited_headers_cannot_compete_with_the_token(server: GitServer, tmp_path: Path,
+                                                        hermetic: Path) -> None:
+    seed(server, tmp_path)
+    git("config", "--global", "http.extraHeader", "Authorization: Bearer stale-old-token", cwd=tmp_path)
+    proc = memory("clone", server.url(), "c", cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0, proc.stderr
+    assert all(r.authorized for r in server.requests)
