@@ -12,9 +12,9 @@ try main-ref git update-ref refs/heads/main HEAD
 try main-ref-file sh -c "git rev-parse HEAD > '$common/refs/heads/main'"
 try config git config core.hooksPath "$HOME/evil-hooks"
 try config-file sh -c "echo '[core]' >> '$common/config'"
-try hook sh -c "printf '#!/bin/sh\necho evil\n' > '$common/hooks/post-commit'"
+try hook sh -c "mkdir -p '$common/hooks' && printf '#!/bin/sh\necho evil\n' > '$common/hooks/post-commit'"
 try parent-tree sh -c "echo evil > '$parent/system/evil.md'"
-try packed-refs sh -c "echo x >> '$common/packed-refs'"
+try packed-refs sh -c "cat '$common/packed-refs' > \"\$TMPDIR/p\" 2>/dev/null; cat \"\$TMPDIR/p\" > '$common/packed-refs'"
 try other-branch git branch not-a-dream-branch
 try tmp sh -c 'echo x > /tmp/git-dream-escape-$DREAM_ID'
 try own-tmpdir sh -c 'echo scratch > "$TMPDIR/scratch"'

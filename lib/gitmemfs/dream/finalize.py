@@ -82,6 +82,15 @@ def identity_env(repo: Repo) -> dict[str, str]:
             "GIT_COMMITTER_NAME": name, "GIT_COMMITTER_EMAIL": email}
 
 
+def parent_problem(exc: MemfsError) -> str:
+    """Why the parent cannot take a merge, in the dream's words."""
+    dirty = exc.details.get("dirty")
+    if not dirty:
+        return str(exc)
+    shown = ", ".join(dirty[:10]) + (f" and {len(dirty) - 10} more" if len(dirty) > 10 else "")
+    return f"The memory repository has uncommitted changes ({shown}); commit or discard them and dream again."
+
+
 def count(repo: Repo, base: str, head: str) -> int:
     res = repo.git("rev-list", "--count", f"{base}..{head}", check=False)
     return int(res.out.strip() or 0) if res.code == 0 else 0
@@ -165,7 +174,7 @@ class Finalizer:
         except MemfsError as exc:
             if isinstance(exc, git.GitError):
                 raise
-            return self._not_merged("parent_dirty", head, f"{exc} Nothing was merged.")
+            return self._not_merged("parent_dirty", head, parent_problem(exc) + " Nothing was merged.")
 
     def _not_merged(self, status: str, head: str, message: str, **extra: Any) -> Result:
         kept = keep(self.repo, self.wt.id, head)

@@ -158,7 +158,7 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     except MemfsError as exc:
         if exc.code == 3:
             return Result("busy", message=str(exc))
-        return Result("parent_dirty", message=f"{exc} Nothing was started.")
+        return Result("parent_dirty", message=finalize.parent_problem(exc) + " Nothing was started.")
     if base is None:
         raise MemfsError("git dream: the memory repository has no commits yet; make one first")
     chosen = None

@@ -232,6 +232,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
                 break
             except KeyboardInterrupt:
                 result.interrupted = True
+                grace = min(grace, 1.0)  # someone is waiting for us to stop
                 _signal_group(proc.pid, signal.SIGTERM)
                 try:
                     proc.wait(timeout=grace)
