@@ -5,7 +5,7 @@ The snapshot follows reference/upstream-reflection.md §3.7: a capped tree of
 every memory file (descriptions shown outside `system/`), then each `system/`
 file in walk order, whole while the 40,000-character budget allows, else
 truncated, else replaced by a notice naming the full file, else counted in a
-closing "omitted" notice. Paths are written as `$MEMORY_DIR/…`, never absolute.
+closing "omitted" notice; room is kept for a pointer to every later file. Paths are written as `$MEMORY_DIR/…`, never absolute.
 It is read from git objects of the base commit, which the agent's checkout equals.
 """
 from __future__ import annotations
@@ -227,8 +227,8 @@ def render_tree(files: Sequence[tuple[str, str | None]], caps: tuple[int, int, i
 
 # -- the snapshot ------------------------------------------------------------------------
 
-def _notice(rel: str, what: str) -> str:
-    return (f"[Memory preview {what}: the snapshot in this prompt is capped at {SNAPSHOT_BUDGET:,} characters. "
+def _notice(rel: str, what: str, budget: int = SNAPSHOT_BUDGET) -> str:
+    return (f"[Memory preview {what}: the snapshot in this prompt is capped at {budget:,} characters. "
             f"The full file is $MEMORY_DIR/{rel}; read it directly if you need it.]")
 
 
@@ -241,25 +241,30 @@ def snapshot(files: Sequence[tuple[str, bytes]], budget: int = SNAPSHOT_BUDGET,
         lines.append("(no memory markdown files found)")
     closing = "</parent_memory>"
 
-    def fits(extra: list[str]) -> bool:
-        return len("\n".join(lines + extra + [closing])) <= budget
+    def fits(extra: list[str], reserve: int = 0) -> bool:
+        return len("\n".join(lines + extra + [closing])) + reserve <= budget
 
+    system = [(rel, data) for rel, data in files if rel.startswith("system/")]
+    # Unlike upstream's purely greedy walk (reference §8, 14), an early large file may
+    # not starve the rest out of sight: room stays reserved for a pointer to every later
+    # system file (up to half the budget), so each one is at least named.
+    pointers = [len("\n".join(["<memory>", f"<path>$MEMORY_DIR/{rel}</path>", _notice(rel, "omitted"),
+                                "</memory>"])) + 1 for rel, _ in system]
     omitted = 0
-    for rel, data in files:
-        if not rel.startswith("system/"):
-            continue
+    for index, (rel, data) in enumerate(system):
+        reserve = min(sum(pointers[index + 1:]), budget // 2)
         text = data.decode("utf-8", "replace")
         head = ["<memory>", f"<path>$MEMORY_DIR/{rel}</path>"]
-        if fits(head + [text, "</memory>"]):
+        if fits(head + [text, "</memory>"], reserve):
             lines += head + [text, "</memory>"]
             continue
-        notice = _notice(rel, "truncated")
-        room = budget - len("\n".join(lines + head + ["", notice, "</memory>", closing]))
+        notice = _notice(rel, "truncated", budget)
+        room = budget - reserve - len("\n".join(lines + head + ["", notice, "</memory>", closing]))
         cut = text[:room].rstrip() if room > 0 else ""
-        if cut and fits(head + [cut, notice, "</memory>"]):
+        if cut and fits(head + [cut, notice, "</memory>"], reserve):
             lines += head + [cut, notice, "</memory>"]
             continue
-        entry = head + [_notice(rel, "omitted"), "</memory>"]
+        entry = head + [_notice(rel, "omitted", budget), "</memory>"]
         if fits(entry):
             lines += entry
         else:
