@@ -76,6 +76,12 @@ def assert_cleaned_up(repo: Path, *, pending: tuple[str, ...] = ()) -> None:
     assert fsck.returncode == 0, fsck.stdout + fsck.stderr
 
 
+def no_runs(repo: Path) -> bool:
+    """No dream run was started (no run record exists)."""
+    folder = common_dir(repo) / "dream" / "runs"
+    return not folder.exists() or not any(folder.iterdir())
+
+
 def tree_files(repo: Path, rev: str) -> list[str]:
     return git("ls-tree", "-r", "--name-only", rev, cwd=repo).stdout.split()
 

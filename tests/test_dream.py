@@ -10,8 +10,24 @@ import signal
 from pathlib import Path
 
 from conftest import commit_all, git, head, memory, snapshot, write
-from dreamkit import (agent, alive, assert_cleaned_up, common_dir, dream, dream_json, finish, kept, landlock,
-                      log_of, running_id, show, start_dream, tree_files, wait_for)
+from dreamkit import (
+    agent,
+    alive,
+    assert_cleaned_up,
+    common_dir,
+    dream,
+    dream_json,
+    finish,
+    kept,
+    landlock,
+    log_of,
+    no_runs,
+    running_id,
+    show,
+    start_dream,
+    tree_files,
+    wait_for,
+)
 
 KEYS = {"status", "id", "branch", "base", "head", "commits", "merged", "kept_ref", "message", "log",
         "duration_s"}
@@ -252,7 +268,7 @@ def test_parent_dirty_before_start_creates_nothing(repo: Path) -> None:
     assert out["status"] == "parent_dirty" and "stray.txt" in out["message"]
     assert out["id"] is None
     assert snapshot(repo) == before
-    assert not (common_dir(repo) / "dream" / "runs").exists() or not any((common_dir(repo) / "dream" / "runs").iterdir())
+    assert no_runs(repo)
     assert_cleaned_up(repo)
 
 

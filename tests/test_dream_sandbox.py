@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 from conftest import git, head, snapshot
-from dreamkit import agent, assert_cleaned_up, common_dir, dream, dream_json, landlock, log_of, refs, tree_files
+from dreamkit import (
+    agent,
+    assert_cleaned_up,
+    common_dir,
+    dream,
+    dream_json,
+    landlock,
+    log_of,
+    no_runs,
+    refs,
+    tree_files,
+)
 from gitmemfs.dream import sandbox
 
 pytestmark = landlock
@@ -68,7 +79,7 @@ def test_no_landlock_refuses_with_exit_4_and_creates_nothing(repo: Path) -> None
     text = dream(repo, "--agent", "true", env={"GIT_DREAM_LANDLOCK_ABI": "0"})
     assert text.returncode == 4 and text.stderr.splitlines()[-1].startswith("error: Landlock is switched off")
     assert snapshot(repo) == before
-    assert not (common_dir(repo) / "dream" / "runs").exists() or not any((common_dir(repo) / "dream" / "runs").iterdir())
+    assert no_runs(repo)
     assert_cleaned_up(repo)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, commit_all, git, memfile, write
-from dreamkit import common_dir, dream, dream_json, landlock, log_of
+from dreamkit import common_dir, dream, dream_json, landlock, log_of, no_runs
 from gitmemfs.dream import payload, sources
 
 SESSION = ROOT / "examples" / "session.jsonl"
@@ -93,7 +93,7 @@ def test_source_errors(repo: Path, tmp_path: Path) -> None:
                          ("transcript:", 'missing path after "transcript:"'), ("plain", "invalid --from")):
         proc = dream(repo, "--from", spec, "--agent", "true")
         assert proc.returncode == 2 and expect in proc.stderr, proc.stderr
-    assert not (common_dir(repo) / "dream" / "runs").exists() or not any((common_dir(repo) / "dream" / "runs").iterdir())
+    assert no_runs(repo)
 
 
 # -- normalisation ------------------------------------------------------------------------------
@@ -156,7 +156,8 @@ def test_openhands_events(tmp_path: Path) -> None:
         {"id": "e1", "kind": "MessageEvent", "source": "user", "timestamp": "2025-03-04T10:00:00",
          "llm_message": {"content": [{"type": "text", "text": "Please remember I use fish."}]}},
         {"id": "e2", "kind": "ActionEvent", "timestamp": "2025-03-04T10:00:05Z", "tool_name": "terminal",
-         "thought": [{"type": "text", "text": "Check the shell."}], "tool_call": {"id": "c1", "arguments": "{\"cmd\": \"echo $SHELL\"}"}},
+         "thought": [{"type": "text", "text": "Check the shell."}],
+         "tool_call": {"id": "c1", "arguments": "{\"cmd\": \"echo $SHELL\"}"}},
         {"id": "e3", "kind": "ObservationEvent", "tool_call_id": "c1", "action_id": "e2",
          "observation": {"content": [{"type": "text", "text": "/usr/bin/fish"}]}},
         {"id": "e4", "kind": "MessageEvent", "source": "agent", "timestamp": "2025-03-04T10:00:09+02:00",

@@ -5,8 +5,9 @@ The snapshot follows reference/upstream-reflection.md §3.7: a capped tree of
 every memory file (descriptions shown outside `system/`), then each `system/`
 file in walk order, whole while the 40,000-character budget allows, else
 truncated, else replaced by a notice naming the full file, else counted in a
-closing "omitted" notice; room is kept for a pointer to every later file. Paths are written as `$MEMORY_DIR/…`, never absolute.
-It is read from git objects of the base commit, which the agent's checkout equals.
+closing "omitted" notice; room is kept for a pointer to every later file.
+Paths are written as `$MEMORY_DIR/…`, never absolute. It is read from git
+objects of the base commit, which the agent's checkout equals.
 """
 from __future__ import annotations
 
@@ -248,7 +249,7 @@ def snapshot(files: Sequence[tuple[str, bytes]], budget: int = SNAPSHOT_BUDGET,
     # Unlike upstream's purely greedy walk (reference §8, 14), an early large file may
     # not starve the rest out of sight: room stays reserved for a pointer to every later
     # system file (up to half the budget), so each one is at least named.
-    pointers = [len("\n".join(["<memory>", f"<path>$MEMORY_DIR/{rel}</path>", _notice(rel, "omitted"),
+    pointers = [len("\n".join(["<memory>", f"<path>$MEMORY_DIR/{rel}</path>", _notice(rel, "omitted", budget),
                                 "</memory>"])) + 1 for rel, _ in system]
     omitted = 0
     for index, (rel, data) in enumerate(system):
