@@ -108,10 +108,16 @@ def test_launcher_self_test_refuses_when_the_probe_stays_writable(repo: Path) ->
 def test_allow_write_grants_extra_paths(repo: Path, tmp_path: Path) -> None:
     extra = tmp_path / "agent-state"
     extra.mkdir()
+    single = tmp_path / "agent.json"
+    single.write_text("{}")
     git("config", "--add", "dream.sandbox.allowWrite", str(extra), cwd=repo)
+    git("config", "--add", "dream.sandbox.allowWrite", str(single), cwd=repo)
     git("config", "--add", "dream.sandbox.allowWrite", str(tmp_path / "missing"), cwd=repo)
-    out = dream_json(repo, "--agent", f"echo state > {extra}/session && echo x > {tmp_path}/outside", code=1)
+    cmd = f"echo state > {extra}/session && echo '{{\"n\": 1}}' > {single} && echo x > {tmp_path}/outside"
+    out = dream_json(repo, "--agent", cmd, code=1)
     assert (extra / "session").read_text() == "state\n"
+    assert single.read_text() == '{"n": 1}\n'
+    assert "exited with status" in out["message"]
     assert not (tmp_path / "outside").exists()
     assert "missing does not exist; not granted" in log_of(out)
 

@@ -127,7 +127,13 @@ class Finalizer:
         self.merge_mode = merge_mode
         self.trailers = trailers
         self.progress = progress
-        self.ident = identity_env(repo)
+        self._ident: dict[str, str] | None = None
+
+    @property
+    def ident(self) -> dict[str, str]:
+        if self._ident is None:
+            self._ident = identity_env(self.repo)
+        return self._ident
 
     def result(self, status: str, head: str | None, message: str, **kw: Any) -> Result:
         base = self.wt.base
@@ -137,9 +143,9 @@ class Finalizer:
     def run(self, agent: AgentRun, tampered: list[str]) -> Result:
         wt = self.wt
         tip = wtmod.rev(self.repo, wt.ref)
-        head = wtmod.work_head(self.repo, wt) or tip or wt.base
+        head = wtmod.work_head(self.repo, wt, tip) or tip or wt.base
         off_branch = head != (tip or wt.base)
-        snap, changed = wtmod.snapshot(self.repo, wt, head, self.ident,
+        snap, changed = wtmod.snapshot(self.repo, wt, head, lambda: self.ident,
                                        f"dream {wt.id}: files the agent left uncommitted\n\nDream-Id: {wt.id}\n")
         if snap or off_branch:
             kept = keep(self.repo, wt.id, snap or head)
@@ -185,6 +191,7 @@ class Finalizer:
     def _integrate_locked(self, session: WriteSession, head: str, n: int, allow_pending: bool) -> Result:
         wt = self.wt
         repo = self.repo
+        self.progress(f"checking {_plural(n, 'commit')} with the memory rules")
         report = check.commit_range(repo.root, f"{wt.base}..{head}")
         if not report.ok:
             lines = report.lines()
@@ -210,6 +217,8 @@ class Finalizer:
                                     + ", ".join(conflicted[:10]) + "; the memory repository is unchanged.",
                                     conflicts=conflicted)
         tree = merged_tree.out.split("\0")[0].strip()
+        self.progress(f"merging into {target[:7]}" + (" (the memory moved on since the dream began)"
+                                                      if target != wt.base else ""))
         message = (f"merge(dream): {summary_of(repo, head, n)}\n\n" + "\n".join(
             [f"Dream-Id: {wt.id}", f"Dream-Base: {wt.base}", f"Dream-Commits: {n}", *self.trailers]) + "\n")
         merge = git.run_light(["commit-tree", tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,

@@ -236,13 +236,16 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         if sandboxed:
             writable = [wt.path, wt.admin, os.path.join(repo.common_dir, "objects"), *wtmod.sandbox_dirs(repo),
                         tmpdir]
+            files: list[str] = []
             for extra in repo.cfg_all("dream.sandbox.allowWrite"):
                 path = os.path.abspath(os.path.expanduser(extra.strip()))
-                if os.path.exists(path):
+                if os.path.isdir(path):
                     writable.append(path)
+                elif os.path.isfile(path):
+                    files.append(path)  # e.g. an agent CLI's ~/.claude.json
                 else:
                     log.progress(f"dream.sandbox.allowWrite {path} does not exist; not granted")
-            plan = runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"))
+            plan = runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files)
 
         def on_start(pid: int) -> None:
             record["agent_pid"] = pid
@@ -311,9 +314,8 @@ def write_payload(repo: Repo, run_dir: str, base: str, chosen: sources.Slice | N
 def salvage(repo: Repo, wt: wtmod.Worktree, say: Any) -> str | None:
     """Keep whatever an interrupted run left, then remove its worktree. Never raises."""
     try:
-        ident = finalize.identity_env(repo)
         head = wtmod.work_head(repo, wt) or wtmod.rev(repo, wt.ref) or wt.base
-        snap, _ = wtmod.snapshot(repo, wt, head, ident,
+        snap, _ = wtmod.snapshot(repo, wt, head, lambda: finalize.identity_env(repo),
                                  f"dream {wt.id}: files left by an interrupted run\n\nDream-Id: {wt.id}\n") \
             if os.path.isdir(wt.path) else (None, [])
         keep_sha = snap or (head if head and head != wt.base else None)

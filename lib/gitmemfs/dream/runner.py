@@ -23,7 +23,7 @@ import sys
 import sysconfig
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
 from ..errors import UsageError
@@ -66,6 +66,7 @@ class AgentRun:
 class SandboxPlan:
     write_dirs: list[str]
     probe: str
+    write_files: list[str] = field(default_factory=list)
 
 
 class Log:
@@ -187,7 +188,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
     if sandbox_plan is not None:
         status_r, status_w = os.pipe()
         argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
-                                     status_fd=status_w, command=argv)
+                                     status_fd=status_w, command=argv, write_files=sandbox_plan.write_files)
     out_r, out_w = os.pipe()
     started = time.monotonic()
     result = AgentRun()

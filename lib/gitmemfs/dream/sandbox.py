@@ -1,7 +1,7 @@
 """Landlock confinement for the dream agent, and the tiny launcher that applies it.
 
 The dream process never confines itself. It starts this file as a separate
-program (`python -E -s sandbox.py --write DIR … -- /bin/sh -c CMD`); the launcher
+program (`python -I -S sandbox.py --write DIR … -- /bin/sh -c CMD`); the launcher
 restricts its own filesystem writes with Landlock, proves the restriction holds
 with a probe write that must fail with EACCES, and only then execs the agent.
 Landlock survives exec and is inherited by every child, so the agent and all it
@@ -186,16 +186,19 @@ def self_test(probe: str) -> None:
 
 
 def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_fd: int,
-                  command: Sequence[str]) -> list[str]:
+                  command: Sequence[str], write_files: Sequence[str] = ()) -> list[str]:
     """The command line that runs `command` confined (see the module docstring)."""
-    argv = [python, "-E", "-s", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
+    # -I -S: no environment, user site or site-packages; the launcher needs only the stdlib.
+    argv = [python, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
     for path in write_dirs:
         argv += ["--write", path]
+    for path in write_files:
+        argv += ["--write-file", path]
     return argv + ["--", *command]
 
 
-def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str]]:
-    status_fd, probe, dirs = -1, "", []
+def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], list[str]]:
+    status_fd, probe, dirs, files = -1, "", [], []
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
@@ -205,14 +208,16 @@ def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str]]:
             probe = value
         elif flag == "--write":
             dirs.append(value)
+        elif flag == "--write-file":
+            files.append(value)
         else:
             raise SystemExit(f"sandbox launcher: unknown option {flag}")
         i += 2
-    return status_fd, probe, dirs, argv[i + 1:]
+    return status_fd, probe, dirs, files, argv[i + 1:]
 
 
 def main(argv: list[str]) -> int:
-    status_fd, probe, dirs, command = _parse(argv)
+    status_fd, probe, dirs, files, command = _parse(argv)
 
     def report(text: str) -> None:
         if status_fd >= 0:
@@ -225,8 +230,8 @@ def main(argv: list[str]) -> int:
         report("error: no command to run")
         return 125
     try:
-        files = [p for p in DEVICE_FILES if os.path.exists(p)]
-        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files)
+        devices = [p for p in DEVICE_FILES if os.path.exists(p)]
+        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices)
         if probe:
             self_test(probe)
     except SandboxError as exc:

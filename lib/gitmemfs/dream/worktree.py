@@ -23,6 +23,7 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
+from typing import Callable, Mapping
 
 from .. import git
 from ..errors import MemfsError
@@ -63,10 +64,12 @@ def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
     if res.code != 0:
         raise MemfsError(f"git dream: cannot create the worktree {path}: "
                          f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
-    admin = _admin_of(path)
-    if admin != os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id):
-        raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}")
-    return Worktree(dream_id, path, admin, branch, base)
+    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
+    wt = Worktree(dream_id, path, admin, branch, base)
+    if _admin_of(path) != admin:
+        remove(repo, wt)
+        raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}; nothing was started")
+    return wt
 
 
 def _admin_of(path: str) -> str | None:
@@ -112,13 +115,16 @@ def rev(repo: Repo, spec: str) -> str | None:
     return res.out.strip() if res.code == 0 and res.out.strip() else None
 
 
-def work_head(repo: Repo, wt: Worktree) -> str | None:
-    """The commit the worktree's HEAD names, resolved in the main repository."""
+def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
+    """The commit the worktree's HEAD names, resolved in the main repository
+    (`tip`: the branch's commit, when the caller already looked it up)."""
     try:
         with open(os.path.join(wt.admin, "HEAD"), encoding="utf-8", errors="replace") as fh:
             text = fh.read().strip()
     except OSError:
         text = ""
+    if text == f"ref: {wt.ref}" and tip:
+        return tip
     if text.startswith("ref: "):
         ref = text[5:].strip()
         ok = repo.git("check-ref-format", ref, check=False).code == 0 and ref.startswith("refs/heads/")
@@ -252,13 +258,18 @@ def dirty_state(repo: Repo, wt: Worktree, head: str) -> tuple[dict[str, _Entry],
     return entries, sorted(changed)
 
 
-def snapshot(repo: Repo, wt: Worktree, head: str, env: dict[str, str],
+def snapshot(repo: Repo, wt: Worktree, head: str, env: Callable[[], Mapping[str, str]],
              message: str) -> tuple[str | None, list[str]]:
     """(a commit on top of `head` holding the worktree exactly as the agent left it, the
-    paths that differ), or (None, []) when nothing differs."""
+    paths that differ), or (None, []) when nothing differs. `env` gives the identity."""
     entries, changed = dirty_state(repo, wt, head)
     if not changed:
         return None, []
+    return commit_entries(repo, entries, changed, head, dict(env()), message), changed
+
+
+def commit_entries(repo: Repo, entries: dict[str, _Entry], changed: list[str], head: str,
+                   env: dict[str, str], message: str) -> str:
     changed_set = set(changed)
     _write_blobs(repo, [e for rel, e in entries.items() if rel in changed_set])
     fd, index = tempfile.mkstemp(prefix="dream-index-", dir=repo.git_dir)
@@ -274,9 +285,8 @@ def snapshot(repo: Repo, wt: Worktree, head: str, env: dict[str, str],
         for leftover in (index, index + ".lock"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    sha = git.run_light(["commit-tree", tree, "-p", head, "-F", "-"], cwd=repo.root, input=message,
-                        env=env).out.strip()
-    return sha, changed
+    return git.run_light(["commit-tree", tree, "-p", head, "-F", "-"], cwd=repo.root, input=message,
+                         env=env).out.strip()
 
 
 def _write_blobs(repo: Repo, entries: list[_Entry]) -> None:
