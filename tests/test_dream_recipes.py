@@ -3,6 +3,7 @@ stand-ins check they got the prompt on stdin and the flags the recipe promises, 
 memory the way the real agent would (through `git memory`)."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -22,13 +23,14 @@ case "$prompt" in *"Dream pass: reflect and tidy"*) echo "GOT PROMPT";; *) echo 
 git memory create notes/{name}.md "Written by {name}." -d "From the {name} recipe" -m "Note from {name}"
 """
 
-FAKE_LLM = """#!/bin/sh
-echo "ARGV: $*" >&2
-cat > /dev/null
-echo 'Here are my calls:'
-echo '{"command": "create", "reason": "Remember the deploy day", "file_path": "notes/deploys.md", "description": "Deploy habits", "file_text": "Deploys happen on Tuesdays."}'
-echo '{"command": "str_replace", "reason": "Broken call", "file_path": "notes/missing.md", "old_string": "a", "new_string": "b"}'
-"""
+CALLS = [
+    {"command": "create", "reason": "Remember the deploy day", "file_path": "notes/deploys.md",
+     "description": "Deploy habits", "file_text": "Deploys happen on Tuesdays."},
+    {"command": "str_replace", "reason": "Broken call", "file_path": "notes/missing.md", "old_string": "a",
+     "new_string": "b"},
+]
+FAKE_LLM = "#!/bin/sh\necho \"ARGV: $*\" >&2\ncat > /dev/null\necho 'Here are my calls:'\n" + "".join(
+    f"echo '{json.dumps(call)}'\n" for call in CALLS)
 
 
 @pytest.fixture
