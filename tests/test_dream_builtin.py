@@ -70,9 +70,9 @@ def test_statements_are_explicit_user_statements_only() -> None:
         {"role": "user", "timestamp": "2025-03-05T08:00:00.000Z", "content": "ok, remember I'm off yesterday"},
     ]
     assert statements(records) == [
-        ("2025-03-04", "Asked me to remember: My sister Alice visits on 2025-03-05."),
+        ("2025-03-04", 'Asked me to remember: "My sister Alice visits on 2025-03-05."'),
         ("2025-03-04", "Prefers tabs over spaces."),
-        ("2025-03-05", "Asked me to remember: I'm off on 2025-03-04."),
+        ("2025-03-05", 'Asked me to remember: "I\'m off on 2025-03-04."'),
     ]
 
 
@@ -94,7 +94,8 @@ def test_builtin_notes_from_the_sample_session(repo: Path) -> None:
     assert "- 2025-03-04: Prefers short answers with the command first.\n" in human
     assert "- 2025-03-04: Asked me to remember: The staging database is called orbit-stage and lives in " \
            "eu-west-1.\n" in human
-    assert "- 2025-03-04: Asked me to remember: I'm on call on 2025-03-05, so keep suggestions low-risk.\n" in human
+    assert "- 2025-03-04: Asked me to remember: \"I'm on call on 2025-03-05, so keep suggestions " \
+           "low-risk.\"\n" in human
     assert "which region prod" not in human
     subject = git("log", "-1", "--format=%s", "HEAD^2", cwd=repo).stdout.strip()
     assert subject == "Record 3 statements the user made explicitly (2025-03-04)"

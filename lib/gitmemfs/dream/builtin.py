@@ -170,6 +170,7 @@ _REMEMBER = re.compile(_LEAD + r"(?:please\s+)?(?:do\s+)?remember\b[\s,:-]*(?:th
 _PREFER = re.compile(r"(?:^|\b(?:and|but|also|so|because)\s+|[,;:]\s*)I\s+(?:(?:really|strongly|generally|"
                      r"usually|much|always|still|do)\s+)?prefer\b\s*(?P<what>\S.*)$", re.IGNORECASE)
 _RELATIVE = re.compile(r"\b(today|tonight|tomorrow|yesterday)\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'll|I'd|(?i:me|my|mine|myself))\b")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
@@ -211,7 +212,11 @@ def statements(records: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
             if m and not re.match(r"(?i)(?:i|you|we|they)\s", sentence):
                 fact = _clause(m.group("fact"), day)
                 if fact:
-                    found.append((date, "Asked me to remember: " + fact[:1].upper() + fact[1:]))
+                    fact = fact[:1].upper() + fact[1:]
+                    # In the user's own voice ("my", "I'm"): quote it, so it is not read as mine.
+                    if _FIRST_PERSON.search(fact):
+                        fact = f'"{fact}"'
+                    found.append((date, "Asked me to remember: " + fact))
                 continue
             m = _PREFER.search(sentence)
             if m:

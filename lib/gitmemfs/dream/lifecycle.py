@@ -285,7 +285,7 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         shutil.rmtree(tmpdir, ignore_errors=True)
     out.log = log.path
     out.duration_s = time.monotonic() - started
-    log.progress(f"{out.status}: {out.message}")
+    log.progress(f"{out.status}: {out.message}", echo=False)  # the caller prints the outcome
     after(repo, dirs, out, chosen, doc, record, log)
     log.close()
     return out

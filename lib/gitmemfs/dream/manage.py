@@ -73,7 +73,7 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
                                        "uncommitted", "timed_out")}
     info.update(kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
                 branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
-                commits=finalize.count(repo, base, work) if base and work else 0)
+                commits=finalize.count(repo, base, work) if base and work else record.get("commits", 0))
     return {k: v for k, v in info.items() if v is not None}
 
 

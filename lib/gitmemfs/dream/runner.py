@@ -81,11 +81,11 @@ class Log:
         self.echo_progress = echo_progress
         self.stream = stream or sys.stderr
 
-    def progress(self, text: str) -> None:
+    def progress(self, text: str, *, echo: bool = True) -> None:
         text = redact(text)
         stamp = time.strftime("%H:%M:%S")
         self._write(f"[{stamp}] git dream: {text}\n".encode("utf-8", "replace"))
-        if self.echo_progress:
+        if self.echo_progress and echo:
             self._echo(f"git dream: {text}\n")
 
     def agent(self, data: bytes) -> None:
