@@ -211,6 +211,39 @@ def test_read_only_file_changed_on_the_branch_is_refused(mem: Path) -> None:
     assert_cleaned_up(mem)
 
 
+def test_a_bad_commit_fixed_later_in_the_branch_is_still_refused(repo: Path) -> None:
+    """Every commit is checked, not just the end state: a server hook checking the pushed
+    range would reject such history."""
+    cmd = ("printf 'no frontmatter\\n' > system/oops.md && git add -A && git commit -q --no-verify -m 'Oops' && "
+           "git rm -q system/oops.md && git commit -q -m 'Remove the oops'")
+    out = dream_json(repo, "--agent", cmd, code=1)
+    assert out["status"] == "check_failed" and out["commits"] == 2
+    assert out["problems"][0]["path"] == "system/oops.md"
+
+
+def test_merge_result_is_checked_against_the_new_head(repo: Path, tmp_path: Path) -> None:
+    """The parent made a file read_only while the agent edited another part of it: the
+    merge would be clean, but the result changes a read_only file, so it is refused."""
+    body = "".join(f"line {n}\n" for n in range(1, 12))
+    write(repo, "system/facts.md", "---\ndescription: Facts\n---\n" + body)
+    commit_all(repo, "facts")
+    flag = tmp_path / "go"
+    cmd = (f"git memory str_replace system/facts.md 'line 10' 'line ten' -m 'Spell it out' && "
+           f"while [ ! -e {flag} ]; do sleep 0.02; done")
+    proc = start_dream(repo, "--agent", cmd)
+    running_id(repo)
+    write(repo, "system/facts.md", "---\ndescription: Facts\nread_only: true\n---\n" + body)
+    commit_all(repo, "protect the facts")
+    before = snapshot(repo)
+    flag.touch()
+    out = finish(proc)
+    assert out["_code"] == 1 and out["status"] == "check_failed", out
+    assert "Merged with the newer memory commits" in out["message"]
+    assert "system/facts.md: file is read_only and cannot be modified" in out["message"]
+    assert snapshot(repo) == before
+    assert_cleaned_up(repo)
+
+
 # -- concurrency: the parent moves while the agent works -------------------------------------------
 
 def test_parent_change_elsewhere_is_merged(repo: Path, tmp_path: Path) -> None:
