@@ -12,24 +12,13 @@ import os
 import shutil
 from typing import Any
 
+from ..edit import Outcome
 from ..errors import MemfsError
 from ..repo import Repo
 from . import finalize, state
 from . import worktree as wtmod
 from .finalize import Result
 from .lifecycle import Busy, DreamLock, busy_result, consume
-
-
-class Report:
-    """A listing or a plain outcome: text for people, a dict for --json."""
-
-    def __init__(self, message: str, data: dict[str, Any] | None = None, code: int = 0):
-        self.message = message
-        self.data = data or {}
-        self.code = code
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"ok": self.code == 0, "message": self.message, **self.data}
 
 
 def _refs(repo: Repo, prefix: str) -> dict[str, str]:
@@ -77,7 +66,7 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
     return {k: v for k, v in info.items() if v is not None}
 
 
-def list_runs(repo: Repo, *, show_all: bool = False) -> Report:
+def list_runs(repo: Repo, *, show_all: bool = False) -> Outcome:
     dirs = state.Dirs(repo.common_dir)
     ids = set(kept_refs(repo)) | set(branches(repo))
     for dream_id in state.record_ids(dirs):
@@ -91,10 +80,10 @@ def list_runs(repo: Repo, *, show_all: bool = False) -> Report:
         text = "\n".join(f"{r['id']}  {r.get('status', '?'):<17} {r.get('commits', 0):>3} commit(s)  "
                          f"{(r.get('message') or '').splitlines()[0][:80] if r.get('message') else ''}".rstrip()
                          for r in runs)
-    return Report(text, {"runs": runs})
+    return Outcome(text, extra={"runs": runs})
 
 
-def show(repo: Repo, text: str) -> Report:
+def show(repo: Repo, text: str) -> Outcome:
     dirs = state.Dirs(repo.common_dir)
     dream_id = resolve(repo, dirs, text)
     info = describe(repo, dirs, dream_id)
@@ -120,7 +109,7 @@ def show(repo: Repo, text: str) -> Report:
             lines += ["", stat]
         info["diffstat"] = stat
     info["commit_list"] = commits
-    return Report("\n".join(lines), info)
+    return Outcome("\n".join(lines), extra=info)
 
 
 def finish(repo: Repo, text: str, *, merge: bool) -> Result:
@@ -174,7 +163,7 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
     return out
 
 
-def drop(repo: Repo, text: str) -> Report:
+def drop(repo: Repo, text: str) -> Outcome | Result:
     dirs = state.Dirs(repo.common_dir)
     try:
         with DreamLock(dirs, repo.root):
@@ -191,9 +180,8 @@ def drop(repo: Repo, text: str) -> Report:
             except FileNotFoundError:
                 pass
     except Busy as exc:
-        out = busy_result(repo, str(exc))
-        return Report(out.message, {"status": "busy"}, code=out.code)
+        return busy_result(repo, str(exc))
     sha = kept or branch
     note = (f" Its last commit was {sha}; recover it with git update-ref {state.KEPT_PREFIX}{dream_id} {sha} "
             "until git gc prunes it.") if sha else ""
-    return Report(f"Dropped dream {dream_id}.{note}", {"id": dream_id, "dropped": sha})
+    return Outcome(f"Dropped dream {dream_id}.{note}", extra={"id": dream_id, "dropped": sha})

@@ -26,8 +26,8 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
+from .. import git
 from ..errors import UsageError
-from ..git import _REPO_ENV
 from ..redact import redact
 from . import sandbox
 
@@ -144,7 +144,7 @@ def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: s
               agent_name: str, tmpdir: str, transcript: str | None, extra: Mapping[str, str],
               config: Mapping[str, str], base_env: Mapping[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ if base_env is None else base_env)
-    for key in _REPO_ENV:
+    for key in git.REPO_ENV:
         env.pop(key, None)
     for key in ("DREAM_TRANSCRIPT", "TRANSCRIPT_PATH"):
         env.pop(key, None)
@@ -162,15 +162,7 @@ def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: s
     if scripts:
         env["PATH"] = scripts + os.pathsep + env.get("PATH", os.defpath)
     env.update(extra)
-    try:
-        n = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
-    except ValueError:
-        n = 0
-    for key, value in config.items():
-        env[f"GIT_CONFIG_KEY_{n}"] = key
-        env[f"GIT_CONFIG_VALUE_{n}"] = value
-        n += 1
-    env["GIT_CONFIG_COUNT"] = str(n)
+    git.add_config(env, config)
     return env
 
 
