@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -46,8 +47,23 @@ def test_auto_counts_memory_commits_since_the_last_consuming_dream(repo: Path) -
     for n in (3, 4, 5):
         edit(repo, n)
     assert dream_json(repo, "--auto", "--agent", "exit 1", code=1)["status"] == "failed"
-    assert dream_json(repo, "--auto", "--agent", "true", code=0)["status"] == "no_changes", \
-        "a failed dream does not reset the count"
+    held = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert held["status"] == "not_due" and "1 dream(s) in a row did not finish cleanly" in held["message"]
+    assert "waits 5 more minute(s)" in held["message"]
+    assert dream_json(repo, "--agent", "true", code=0)["status"] == "no_changes", "manual dreams are not held"
+    assert "backoff" not in json.loads((common_dir(repo) / "dream" / "state.json").read_text())
+
+
+def test_backoff_grows_and_caps() -> None:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "dream"))
+        path = os.path.join(tmp, "dream", "state.json")
+        for failures, wait in ((1, 300), (2, 600), (4, 2400), (20, 86400)):
+            with open(path, "w") as fh:
+                json.dump({"backoff": {"failures": failures, "last": 1000.0}}, fh)
+            assert trigger.backoff_left(tmp, now=1000.0) == (failures, wait)
+            assert trigger.backoff_left(tmp, now=1000.0 + wait) == (failures, 0.0)
 
 
 def test_commits_since_and_due(repo: Path) -> None:

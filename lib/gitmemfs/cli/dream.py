@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from typing import Any, Sequence
 
@@ -87,10 +86,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     return boundary(list(sys.argv[1:] if argv is None else argv), _main)
 
 
-def _interrupt(signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt
-
-
 def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(args.json)
@@ -109,12 +104,11 @@ def _main(argv: Sequence[str]) -> int:
         return _emit(manage.drop(repo, args.id), as_json)
     if args.background:
         return _background(repo.root, repo.common_dir, args, as_json)
-    from ..dream import lifecycle, target
+    from ..dream import lifecycle, runner, target
 
     if args.to is not None:
         target.resolve(args.to)  # usage errors before anything starts
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _interrupt)
+    runner.Interrupts.install()
     opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
                              timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
                              auto=args.auto, verbose=args.verbose)

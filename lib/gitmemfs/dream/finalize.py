@@ -36,6 +36,9 @@ EXIT = {"merged": 0, "no_changes": 0, "pending": 0, "no_payload": 0, "not_due": 
         "failed": 1, "check_failed": 1, "not_merged": 1, "merge_conflict": 1, "dirty_uncommitted": 1,
         "busy": 3, "parent_dirty": 3, "sandbox_unavailable": 4}
 CONSUMING = ("merged", "no_changes")
+# Outcomes after which an automatic dream should wait before trying again.
+RETRY_LATER = ("failed", "check_failed", "merge_conflict", "dirty_uncommitted", "parent_dirty",
+               "sandbox_unavailable")
 FALLBACK_IDENTITY = ("git dream", "dream@localhost")
 _PREFIX = re.compile(r"^[a-z]+(\([^)]*\))?!?:\s*", re.IGNORECASE)
 

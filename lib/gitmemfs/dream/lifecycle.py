@@ -120,7 +120,10 @@ def dream(repo: Repo, opts: Options, env: Mapping[str, str] | None = None) -> Re
     started = time.monotonic()
     try:
         with DreamLock(dirs, repo.root):
-            return _locked(repo, dirs, opts, env, started)
+            out = _locked(repo, dirs, opts, env, started)
+            if out.id is None:  # refused before a run began (a run notes itself in after())
+                note_attempt(dirs, out.status)
+            return out
     except Busy as exc:
         return busy_result(repo, str(exc))
 
@@ -138,10 +141,16 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     say = _progress_only(opts)
     recover_leftovers(repo, dirs, say)
     if opts.auto:
-        is_due, n, every, trigger_mode = trigger.due(repo.root, repo.common_dir)
+        is_due, n, every, mode = trigger.due(repo.root, repo.common_dir)
         if not is_due:
-            why = (f"dream.trigger is {trigger_mode!r}, not 'commits'" if trigger_mode != "commits"
-                   else f"{n} of {every} memory commits since the last dream")
+            if mode == "backoff":
+                failures, left = trigger.backoff_left(repo.common_dir)
+                why = (f"{failures} dream(s) in a row did not finish cleanly; the next automatic one waits "
+                       f"{left / 60:.0f} more minute(s) (see git dream list)")
+            elif mode != "commits":
+                why = f"dream.trigger is {mode!r}, not 'commits'"
+            else:
+                why = f"{n} of {every} memory commits since the last dream"
             return Result("not_due", message=f"No dream due: {why}.")
     agent_spec, timeout, merge_mode = settings(repo, opts, env)
     command, command_env = runner.command_for(agent_spec)
@@ -380,6 +389,7 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
     if doc is not None:
         out.extra.setdefault("target", doc.path)
         out.extra.setdefault("target_written", False)
+    note_attempt(dirs, out.status)
     record.update(status=out.status, finished_at=state.utc_now(), head=out.head, commits=out.commits,
                   merged=out.merged, kept_ref=out.kept_ref, message=out.message,
                   duration_s=round(out.duration_s, 3), **{k: v for k, v in out.extra.items()
@@ -388,6 +398,20 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
     state.save_record(dirs, record)
     keep_ids = {r for r in state.record_ids(dirs) if (state.load_record(dirs, r) or {}).get("kept_ref")}
     state.prune(dirs, keep_ids | {out.id or ""})
+
+
+def note_attempt(dirs: state.Dirs, status: str) -> None:
+    """Count dreams in a row that did not consume, for the automatic trigger's backoff."""
+    if status not in finalize.CONSUMING and status not in finalize.RETRY_LATER:
+        return
+    data = state.load_state(dirs)
+    if status in finalize.CONSUMING:
+        if not data.pop("backoff", None):
+            return
+    else:
+        failures = int((data.get("backoff") or {}).get("failures", 0)) + 1
+        data["backoff"] = {"failures": failures, "last": time.time(), "status": status}
+    state.save_state(dirs, data)
 
 
 def consume(repo: Repo, dirs: state.Dirs, source_key: str | None, end_id: str | None,

@@ -166,6 +166,27 @@ def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: s
     return env
 
 
+class Interrupts:
+    """SIGINT/SIGTERM/SIGHUP during a pass. While the agent runs they stop it (and the
+    pass finalizes as failed, keeping the work); at any other moment they are held
+    until the pass finishes, so a merge or a snapshot is never cut in half. One that
+    arrives before the agent starts keeps the agent from starting."""
+
+    agent_running = False
+    pending = False
+
+    @classmethod
+    def handler(cls, signum: int, _frame: object) -> None:
+        if cls.agent_running:
+            raise KeyboardInterrupt
+        cls.pending = True
+
+    @classmethod
+    def install(cls) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, cls.handler)
+
+
 def grace_for(timeout: float) -> float:
     return min(5.0, max(0.5, timeout / 10))
 
@@ -175,6 +196,9 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         on_start: Callable[[int], None] | None = None) -> AgentRun:
     """Run the agent to completion, timeout or interruption; leave nothing running."""
     grace = grace_for(timeout)
+    if Interrupts.pending:
+        log.progress("interrupted before the agent started; not starting it")
+        return AgentRun(interrupted=True)
     argv: list[str] = ["/bin/sh", "-c", command]
     status_r = status_w = -1
     if sandbox_plan is not None:
@@ -208,6 +232,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
                     status or "the sandbox launcher stopped without saying why")
                 return result
         deadline = started + timeout
+        Interrupts.agent_running = True
         while True:
             try:
                 proc.wait(timeout=max(0.0, deadline - time.monotonic()))
@@ -235,6 +260,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
                 break
         result.exit_code = proc.returncode
     finally:
+        Interrupts.agent_running = False
         result.killed = stop_stragglers(proc.pid, marker, grace)
         reader.join(timeout=5)
         result.duration = time.monotonic() - started

@@ -16,9 +16,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 from typing import Mapping, Sequence
 
 DEFAULT_EVERY = 25
+BACKOFF_BASE = 300.0
+BACKOFF_MAX = 86400.0
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 _REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
              "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
@@ -50,14 +53,38 @@ def every_of(cfg: Mapping[str, str]) -> int:
     return value if value > 0 else DEFAULT_EVERY
 
 
-def last_head(common_dir: str) -> str | None:
+def _state(common_dir: str) -> dict:
     try:
         with open(os.path.join(common_dir, "dream", "state.json"), encoding="utf-8") as fh:
             data = json.load(fh)
-        head = data.get("last_dream", {}).get("head")
-        return head if isinstance(head, str) and head else None
-    except (OSError, ValueError, AttributeError):
-        return None
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def last_head(common_dir: str) -> str | None:
+    last = _state(common_dir).get("last_dream")
+    head = last.get("head") if isinstance(last, dict) else None
+    return head if isinstance(head, str) and head else None
+
+
+def backoff_left(common_dir: str, now: float | None = None) -> tuple[int, float]:
+    """(failed dreams in a row, seconds until the next automatic try is allowed).
+
+    After a dream that did not consume (failed, conflict, …), automatic dreams wait
+    5 minutes, then 10, 20, … up to a day, so a persistent problem does not relaunch
+    an agent on every commit (reference §8, 2). Manual dreams are never held back."""
+    info = _state(common_dir).get("backoff")
+    if not isinstance(info, dict):
+        return 0, 0.0
+    try:
+        failures, last = int(info.get("failures", 0)), float(info.get("last", 0))
+    except (TypeError, ValueError):
+        return 0, 0.0
+    if failures <= 0:
+        return 0, 0.0
+    wait = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+    return failures, max(0.0, last + wait - (time.time() if now is None else now))
 
 
 def commits_since(root: str, since: str | None) -> int:
@@ -72,13 +99,18 @@ def commits_since(root: str, since: str | None) -> int:
 
 
 def due(root: str, common_dir: str, cfg: Mapping[str, str] | None = None) -> tuple[bool, int, int, str]:
-    """(due, memory commits since the last consuming dream, threshold, trigger)."""
+    """(due, memory commits since the last consuming dream, threshold, why not).
+
+    `why not` is the trigger mode when it is not `commits`, `backoff` while failed
+    dreams hold automatic ones back, else `commits`."""
     cfg = settings(root) if cfg is None else cfg
     trigger = (cfg.get("dream.trigger") or "off").lower()
     every = every_of(cfg)
     if trigger != "commits":
         return False, 0, every, trigger
     n = commits_since(root, last_head(common_dir))
+    if n >= every and backoff_left(common_dir)[1] > 0:
+        return False, n, every, "backoff"
     return n >= every, n, every, trigger
 
 

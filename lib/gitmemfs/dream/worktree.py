@@ -23,7 +23,7 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import BinaryIO, Callable, Mapping
 
 from .. import git
 from ..errors import MemfsError
@@ -169,14 +169,28 @@ def _object_id(kind: str, data: bytes, algo: str) -> str:
     return h.hexdigest()
 
 
-def _read(path: str) -> bytes:
+def _open(path: str) -> BinaryIO:
     try:
-        with open(path, "rb") as fh:
-            return fh.read()
+        return open(path, "rb")
     except PermissionError:  # the agent chmod'ed it; it is still ours to read
         os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRUSR)
-        with open(path, "rb") as fh:
-            return fh.read()
+        return open(path, "rb")
+
+
+def _read(path: str) -> bytes:
+    with _open(path) as fh:
+        return fh.read()
+
+
+def _file_id(path: str, algo: str) -> str:
+    """A file's blob id, streamed (an agent may leave a huge file behind)."""
+    with _open(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        h = hashlib.new(algo)
+        h.update(f"blob {size}\0".encode())
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
 
 
 def _walk(root: str) -> dict[str, tuple[str, str]]:
@@ -246,7 +260,7 @@ def dirty_state(repo: Repo, wt: Worktree, head: str) -> tuple[dict[str, _Entry],
             mode = "100755" if kind == "exec" else "100644"
             if not filemode:
                 mode = old[0] if old and old[0] in ("100644", "100755") else "100644"
-            entry = _Entry(mode, _object_id("blob", _read(full), algo), abspath=full)
+            entry = _Entry(mode, _file_id(full, algo), abspath=full)
         entries[rel] = entry
         if old is None or old != (entry.mode, entry.oid):
             changed.append(rel)
