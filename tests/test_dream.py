@@ -180,6 +180,21 @@ def test_planted_worktree_config_fails_the_run(repo: Path, hermetic: Path) -> No
     assert_cleaned_up(repo)
 
 
+def test_side_branches_the_agent_makes_are_kept_out_of_the_way(repo: Path) -> None:
+    cmd = ('git switch -q -c "dream/$DREAM_ID-side" && git memory create notes/side.md "Side work." '
+           '-d "Side" -m "Side work" && git switch -q "dream/$DREAM_ID"')
+    out = dream_json(repo, "--agent", cmd, code=0)
+    assert out["status"] == "no_changes"
+    side = f"refs/dreams/extra/{out['id']}/{out['id']}-side"
+    assert out["side_branches"] == [side]
+    assert "notes/side.md" in tree_files(repo, side)
+    assert_cleaned_up(repo)
+    listed = json.loads(dream(repo, "list", "--json").stdout)["runs"]
+    assert [(r["id"], r["side_branches"]) for r in listed] == [(out["id"], [side])]
+    assert dream(repo, "drop", out["id"]).returncode == 0
+    assert git("for-each-ref", "refs/dreams/", cwd=repo).stdout == ""
+
+
 def test_commits_off_the_branch_are_kept(repo: Path) -> None:
     out = dream_json(repo, "--agent", agent("offbranch.sh"), code=1)
     assert out["status"] == "dirty_uncommitted" and "HEAD off" in out["message"]

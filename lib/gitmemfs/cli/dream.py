@@ -32,6 +32,12 @@ config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable)."""
 
 
+USAGE = """git dream [--agent CMD] [--from SOURCE] [--to PATH] [-i TEXT] [--timeout S]
+                 [--merge auto|explicit] [--no-sandbox] [--auto] [--background]
+                 [--verbose] [--json] [--memory-dir DIR]
+       git dream list [--all] | show ID | finish ID [--merge] | drop ID"""
+
+
 def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--memory-dir", metavar="DIR", default=default,
@@ -42,7 +48,7 @@ def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG,
+    parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG, usage=USAGE,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common(parser, suppress=False)
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")

@@ -227,6 +227,7 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     }
     state.save_record(dirs, record)
     tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-")
+    branches_before = wtmod.refs(repo, "refs/heads/" + state.BRANCH_PREFIX)
     wt = None
     try:
         log.progress(f"{dream_id}: base {base[:7]}, agent {agent_spec}, "
@@ -279,6 +280,10 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
                 trailers.append("Dream-Sandbox: off")
             fin = finalize.Finalizer(repo, wt, merge_mode=merge_mode, trailers=trailers, progress=log.progress)
             out = fin.run(agent, tampered)
+        side = wtmod.adopt_side_branches(repo, wt, branches_before)
+        if side:
+            out.extra["side_branches"] = side
+            log.progress("the agent made other branches; kept at " + ", ".join(side))
         wtmod.remove(repo, wt, delete_branch=out.status != "pending")
         wt = None
     except BaseException as exc:
@@ -289,6 +294,7 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         record.update(status="failed", finished_at=state.utc_now(),
                       message=redact(f"internal failure: {exc}"))
         state.save_record(dirs, record)
+        log.close()
         raise
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)

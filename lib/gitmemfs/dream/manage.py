@@ -21,21 +21,21 @@ from .finalize import Result
 from .lifecycle import Busy, DreamLock, busy_result, consume
 
 
-def _refs(repo: Repo, prefix: str) -> dict[str, str]:
-    res = repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
-    out = {}
-    for line in res.lines():
-        ref, _, sha = line.partition(" ")
-        out[ref[len(prefix):]] = sha
-    return out
-
-
 def kept_refs(repo: Repo) -> dict[str, str]:
-    return _refs(repo, state.KEPT_PREFIX)
+    return wtmod.refs(repo, state.KEPT_PREFIX)
 
 
 def branches(repo: Repo) -> dict[str, str]:
-    return _refs(repo, "refs/heads/" + state.BRANCH_PREFIX)
+    return wtmod.refs(repo, "refs/heads/" + state.BRANCH_PREFIX)
+
+
+def side_branches(repo: Repo) -> dict[str, list[str]]:
+    """{run id: [refs/dreams/extra/<id>/<name>, …]} for branches agents made beside their own."""
+    out: dict[str, list[str]] = {}
+    for name in wtmod.refs(repo, "refs/dreams/extra/"):
+        dream_id, _, _rest = name.partition("/")
+        out.setdefault(dream_id, []).append("refs/dreams/extra/" + name)
+    return out
 
 
 def resolve(repo: Repo, dirs: state.Dirs, text: str) -> str:
@@ -60,7 +60,8 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
     info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
                                        "merge", "message", "source", "to", "log", "problems", "conflicts",
                                        "uncommitted", "timed_out")}
-    info.update(kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
+    info.update(side_branches=side_branches(repo).get(dream_id),
+                kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
                 branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
                 commits=finalize.count(repo, base, work) if base and work else record.get("commits", 0))
     return {k: v for k, v in info.items() if v is not None}
@@ -68,7 +69,7 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
 
 def list_runs(repo: Repo, *, show_all: bool = False) -> Outcome:
     dirs = state.Dirs(repo.common_dir)
-    ids = set(kept_refs(repo)) | set(branches(repo))
+    ids = set(kept_refs(repo)) | set(branches(repo)) | set(side_branches(repo))
     for dream_id in state.record_ids(dirs):
         record = state.load_record(dirs, dream_id) or {}
         if show_all or record.get("status") in ("pending", "running"):
@@ -170,8 +171,10 @@ def drop(repo: Repo, text: str) -> Outcome | Result:
             dream_id = resolve(repo, dirs, text)
             kept = kept_refs(repo).get(dream_id)
             branch = branches(repo).get(dream_id)
+            extras = {f"refs/dreams/extra/{dream_id}/{name}": sha
+                      for name, sha in wtmod.refs(repo, f"refs/dreams/extra/{dream_id}/").items()}
             for ref, sha in ((state.KEPT_PREFIX + dream_id, kept),
-                             ("refs/heads/" + state.BRANCH_PREFIX + dream_id, branch)):
+                             ("refs/heads/" + state.BRANCH_PREFIX + dream_id, branch), *extras.items()):
                 if sha:
                     repo.git("update-ref", "-d", ref, sha)
             shutil.rmtree(dirs.run_dir(dream_id), ignore_errors=True)

@@ -108,6 +108,30 @@ def tampering(wt: Worktree, common_dir: str) -> list[str]:
     return found
 
 
+def refs(repo: Repo, prefix: str) -> dict[str, str]:
+    """{name under prefix: sha} for the refs under `prefix` (e.g. refs/heads/dream/)."""
+    res = repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
+    out = {}
+    for line in res.lines():
+        ref, _, sha = line.partition(" ")
+        out[ref[len(prefix):]] = sha
+    return out
+
+
+def adopt_side_branches(repo: Repo, wt: Worktree, before: dict[str, str]) -> list[str]:
+    """Branches the agent made next to its own (it may create refs/heads/dream/*) move to
+    refs/dreams/extra/<id>/<name>: kept, and out of the branch namespace."""
+    moved = []
+    for name, sha in refs(repo, "refs/heads/" + BRANCH_PREFIX).items():
+        if name == wt.id or before.get(name) == sha:
+            continue
+        keep_as = f"refs/dreams/extra/{wt.id}/{name}"
+        repo.git("update-ref", keep_as, sha)
+        repo.git("update-ref", "-d", "refs/heads/" + BRANCH_PREFIX + name, sha, check=False)
+        moved.append(keep_as)
+    return moved
+
+
 # -- where the agent ended --------------------------------------------------------------
 
 def rev(repo: Repo, spec: str) -> str | None:
