@@ -165,6 +165,14 @@ def test_dirty_worktree_is_snapshotted_and_kept(repo: Path) -> None:
     assert_cleaned_up(repo)
 
 
+def test_locked_down_folders_are_still_snapshotted_and_removed(repo: Path) -> None:
+    cmd = "mkdir -p drafts/deep && echo idea > drafts/deep/a.md && chmod 000 drafts/deep && chmod 500 drafts"
+    out = dream_json(repo, "--agent", cmd, code=1)
+    assert out["status"] == "dirty_uncommitted" and out["uncommitted"] == ["drafts/deep/a.md"]
+    assert show(repo, out["kept_ref"], "drafts/deep/a.md") == "idea\n"
+    assert_cleaned_up(repo)
+
+
 def test_ignored_files_do_not_make_the_worktree_dirty(repo: Path) -> None:
     write(repo, ".gitignore", "*.tmp\n")
     commit_all(repo, "ignore tmp files")

@@ -79,6 +79,7 @@ def test_commits_since_and_due(repo: Path) -> None:
 @landlock
 def test_maybe_launch_starts_a_detached_dream(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert trigger.maybe_launch(str(repo)) is False
+    assert trigger.maybe_launch(str(repo), {"dream.trigger": "off"}) is False
     git("config", "dream.trigger", "commits", cwd=repo)
     git("config", "dream.every", "1", cwd=repo)
     git("config", "dream.agent", 'git memory create notes/auto.md "Auto." -d "From the hook" -m "Auto dream"',

@@ -130,12 +130,16 @@ def running(common_dir: str) -> bool:
         os.close(fd)
 
 
-def maybe_launch(repo_root: str) -> bool:
-    """Launch `git dream --auto` detached if one is due; never raises. True if launched."""
+def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> bool:
+    """Launch `git dream --auto` detached if one is due; never raises. True if launched.
+
+    `config` may pass git config the caller already read ({lowercase key: value}); then
+    nothing runs at all unless dream.trigger is `commits`."""
     try:
         if os.environ.get("DREAM_ID"):
             return False
-        cfg = settings(repo_root)
+        cfg = settings(repo_root) if config is None else {
+            k.lower(): v for k, v in config.items() if k.lower() in ("dream.trigger", "dream.every")}
         if (cfg.get("dream.trigger") or "off").lower() != "commits":
             return False
         res = _git(repo_root, "rev-parse", "--path-format=absolute", "--git-common-dir")

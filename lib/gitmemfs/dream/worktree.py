@@ -269,6 +269,7 @@ def dirty_state(repo: Repo, wt: Worktree, head: str) -> tuple[dict[str, _Entry],
     algo = "sha256" if (repo.cfg("extensions.objectformat") or "").lower() == "sha256" else "sha1"
     filemode = repo.cfg_bool("core.filemode", True)
     committed = _tree(repo, head)
+    reclaim(wt.path)
     found = _walk(wt.path)
     extras = [p for p in found if p not in committed]
     for path in _ignored(repo, wt, extras):
@@ -341,20 +342,26 @@ def _write_blobs(repo: Repo, entries: list[_Entry]) -> None:
 
 # -- removal -------------------------------------------------------------------------------
 
-def _rmtree(path: str) -> None:
-    def unlock(func, target, _exc):  # type: ignore[no-untyped-def]
-        # The agent may have made folders read-only; we own them, so open them up.
-        parent = os.path.dirname(target)
-        for folder in (parent, target):
+def reclaim(path: str) -> None:
+    """Give ourselves back rwx on every folder under `path`: the agent may have run
+    chmod (Landlock does not restrict it), and we must still read and remove it all."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        return
+    for dirpath, dirnames, _ in os.walk(path, onerror=None):
+        for name in [".", *dirnames]:
+            full = os.path.normpath(os.path.join(dirpath, name))
             try:
-                if os.path.isdir(folder) and not os.path.islink(folder):
-                    os.chmod(folder, stat.S_IRWXU)
+                st = os.lstat(full)
+                if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IRWXU != stat.S_IRWXU:
+                    os.chmod(full, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
             except OSError:
                 pass
-        func(target)
 
+
+def _rmtree(path: str) -> None:
     if os.path.lexists(path):
-        shutil.rmtree(path, onerror=unlock)
+        reclaim(path)
+        shutil.rmtree(path)
 
 
 def remove(repo: Repo, wt: Worktree, *, delete_branch: bool = True) -> None:
