@@ -150,19 +150,20 @@ class Finalizer:
         off_branch = head != (tip or wt.base)
         snap, changed = wtmod.snapshot(self.repo, wt, head, lambda: self.ident,
                                        f"dream {wt.id}: files the agent left uncommitted\n\nDream-Id: {wt.id}\n")
+        trouble = ([] if agent.ok else [agent.describe()]) + (
+            [f"the agent tampered with git's files for its checkout ({'; '.join(tampered)})"] if tampered else [])
         if snap or off_branch:
             kept = keep(self.repo, wt.id, snap or head)
             what = (f"left {_plural(len(changed), 'file')} uncommitted" if snap
                     else f"left its HEAD off {wt.branch}")
+            also = f" (also: {'; '.join(trouble)})" if trouble else ""
             out = self.result("dirty_uncommitted", snap or head,
-                              f"The agent {what}; nothing was merged." + _kept_clause(wt.id), kept_ref=kept)
-            out.extra["uncommitted"] = changed
+                              f"The agent {what}{also}; nothing was merged." + _kept_clause(wt.id), kept_ref=kept)
+            out.extra.update(uncommitted=changed, timed_out=agent.timed_out)
             return out
-        if tampered or not agent.ok:
-            why = ("the agent tampered with git's files for its checkout (" + "; ".join(tampered) + ")"
-                   if tampered else agent.describe())
+        if trouble:
             kept = keep(self.repo, wt.id, head) if head != wt.base else None
-            out = self.result("failed", head, f"Dream failed: {why}; nothing was merged."
+            out = self.result("failed", head, f"Dream failed: {'; '.join(trouble)}; nothing was merged."
                               + (_kept_clause(wt.id) if kept else ""), kept_ref=kept)
             out.extra["timed_out"] = agent.timed_out
             return out
