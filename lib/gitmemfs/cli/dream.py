@@ -32,12 +32,6 @@ config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable)."""
 
 
-USAGE = """git dream [--agent CMD] [--from SOURCE] [--to PATH] [-i TEXT] [--timeout S]
-                 [--merge auto|explicit] [--no-sandbox] [--auto] [--background]
-                 [--verbose] [--json] [--memory-dir DIR]
-       git dream list [--all] | show ID | finish ID [--merge] | drop ID"""
-
-
 def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
     default = argparse.SUPPRESS if suppress else None
     parser.add_argument("--memory-dir", metavar="DIR", default=default,
@@ -48,7 +42,7 @@ def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
 
 
 def build_parser() -> Parser:
-    parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG, usage=USAGE,
+    parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_common(parser, suppress=False)
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
@@ -70,7 +64,9 @@ def build_parser() -> Parser:
     parser.add_argument("--verbose", action="store_true", help="also copy the agent's output to stderr")
     common = Parser(add_help=False)
     add_common(common, suppress=True)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser, title="commands")
+    # Optional: without a command, git dream runs a pass.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
+                                title="commands (without one, git dream runs a pass)")
     p = sub.add_parser("list", parents=[common], help="runs that hold work (kept or pending)",
                        description="List dream runs whose work is kept or waiting for review.")
     p.add_argument("--all", action="store_true", help="every recorded run")
