@@ -41,6 +41,8 @@ _REPO_ENV = (
     "GIT_CONFIG_PARAMETERS", "GIT_QUARANTINE_PATH",
 )
 
+REPO_ENV = _REPO_ENV  # public name for callers that build an environment themselves
+
 _NON_INTERACTIVE = {
     "GIT_TERMINAL_PROMPT": "0",
     "GCM_INTERACTIVE": "never",
@@ -153,17 +155,23 @@ def environment(extra: Mapping[str, str] | None = None, *,
     if extra:
         env.update(extra)
     if config:
-        try:
-            n = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
-        except ValueError:
-            n = 0
-        pairs = config.items() if isinstance(config, Mapping) else config
-        for key, value in pairs:
-            env[f"GIT_CONFIG_KEY_{n}"] = key
-            env[f"GIT_CONFIG_VALUE_{n}"] = value
-            n += 1
-        env["GIT_CONFIG_COUNT"] = str(n)
+        add_config(env, config)
     return env
+
+
+def add_config(env: dict[str, str], config: Config) -> None:
+    """Append `config` (a mapping, or pairs so a key can repeat) to the GIT_CONFIG_COUNT
+    list in `env`, after anything inherited."""
+    try:
+        n = int(env.get("GIT_CONFIG_COUNT", "0") or "0")
+    except ValueError:
+        n = 0
+    pairs = config.items() if isinstance(config, Mapping) else config
+    for key, value in pairs:
+        env[f"GIT_CONFIG_KEY_{n}"] = key
+        env[f"GIT_CONFIG_VALUE_{n}"] = value
+        n += 1
+    env["GIT_CONFIG_COUNT"] = str(n)
 
 
 def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,

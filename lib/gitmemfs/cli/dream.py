@@ -1,11 +1,87 @@
 """`git dream`: reflect on a transcript and tidy memory in a sandboxed worktree."""
 from __future__ import annotations
 
+import argparse
+import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-from ..errors import UsageError
-from .common import boundary
+from .. import __version__
+from ..repo import open_repo
+from .common import Parser, boundary, print_json, print_text
+
+DESCRIPTION = """\
+Run a dream pass over a memory repository: an agent command of your choice works on
+its own branch (dream/<id>) in a private worktree, confined by a Landlock sandbox to
+that worktree and its branch. It may reflect on a transcript (--from) and maintain a
+document (--to). Its commits are then validated with the memory rules and merged into
+the memory, left for review (--merge explicit), or kept at refs/dreams/kept/<id>:
+nothing the agent wrote is lost."""
+
+EPILOG = """\
+outcomes (exit status): merged, no_changes, pending, no_payload, not_due (0);
+failed, check_failed, merge_conflict, dirty_uncommitted (1); usage (2);
+busy, parent_dirty (3, retry later); sandbox_unavailable, not a memory repository (4).
+
+agents: --agent, else $GIT_DREAM_AGENT, else git config dream.agent. The command runs
+as /bin/sh -c CMD in the worktree with MEMORY_DIR, DREAM_ID, DREAM_PROMPT_FILE,
+DREAM_BASE, AGENT_ID and AGENT_NAME set and the prompt on stdin. builtin:tidy and
+builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta and llm.
+
+config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
+dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable)."""
+
+
+def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument("--memory-dir", metavar="DIR", default=default,
+                        help="memory repository (default: $MEMORY_DIR, $AGENT_ID's memory, else the "
+                             "current work tree)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
+                        help="print one JSON object on stdout")
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common(parser, suppress=False)
+    parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
+    parser.add_argument("--agent", metavar="CMD", help="agent command, or builtin:tidy / builtin:notes")
+    parser.add_argument("--from", dest="source", metavar="SOURCE",
+                        help="reflect on new content of transcript:FILE.jsonl or openhands:DIR|FILE")
+    parser.add_argument("--to", metavar="PATH", help="maintain this document (e.g. AGENTS.md) through "
+                                                     "system/<name> in memory")
+    parser.add_argument("-i", "--instruction", metavar="TEXT", help="an extra instruction for the agent")
+    parser.add_argument("--timeout", metavar="S", help="seconds before the agent is killed (default: "
+                                                       "dream.timeout, else 1500)")
+    parser.add_argument("--merge", choices=("auto", "explicit"),
+                        help="auto: merge validated work; explicit: leave it pending for review")
+    parser.add_argument("--no-sandbox", action="store_true",
+                        help="run the agent unconfined (also GIT_DREAM_SANDBOX=0)")
+    parser.add_argument("--auto", action="store_true",
+                        help="run only if due (dream.trigger=commits and dream.every memory commits)")
+    parser.add_argument("--background", action="store_true", help="detach and run in the background")
+    parser.add_argument("--verbose", action="store_true", help="also copy the agent's output to stderr")
+    common = Parser(add_help=False)
+    add_common(common, suppress=True)
+    # Optional: without a command, git dream runs a pass.
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
+                                title="commands (without one, git dream runs a pass)")
+    p = sub.add_parser("list", parents=[common], help="runs that hold work (kept or pending)",
+                       description="List dream runs whose work is kept or waiting for review.")
+    p.add_argument("--all", action="store_true", help="every recorded run")
+    p = sub.add_parser("show", parents=[common], help="one run: outcome, commits, diffstat, log",
+                       description="Show a dream run: its outcome, commits and diffstat.")
+    p.add_argument("id", metavar="ID", help="run id (or a unique prefix)")
+    p = sub.add_parser("finish", parents=[common], help="verify a pending run was merged (or --merge it)",
+                       description="Verify that a pending or kept run is part of the memory, and clean it "
+                                   "up; with --merge, merge it through the dream's validation first.")
+    p.add_argument("id", metavar="ID", help="run id (or a unique prefix)")
+    p.add_argument("--merge", action="store_true", help="validate and merge the run's work now")
+    p = sub.add_parser("drop", parents=[common], help="discard a kept or pending run",
+                       description="Delete a run's kept ref, branch and record.")
+    p.add_argument("id", metavar="ID", help="run id (or a unique prefix)")
+    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -13,7 +89,71 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
-    raise UsageError("git dream is not implemented yet")
+    args = build_parser().parse_args(argv)
+    as_json = bool(args.json)
+    repo = open_repo(args.memory_dir)
+    if args.command == "list":
+        from ..dream import manage
+        return _emit(manage.list_runs(repo, show_all=args.all), as_json)
+    if args.command == "show":
+        from ..dream import manage
+        return _emit(manage.show(repo, args.id), as_json)
+    if args.command == "finish":
+        from ..dream import manage
+        return _emit(manage.finish(repo, args.id, merge=args.merge), as_json)
+    if args.command == "drop":
+        from ..dream import manage
+        return _emit(manage.drop(repo, args.id), as_json)
+    if args.background:
+        return _background(repo.root, repo.common_dir, args, as_json)
+    from ..dream import lifecycle, runner, target
+
+    if args.to is not None:
+        target.resolve(args.to)  # usage errors before anything starts
+    runner.Interrupts.install()
+    opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
+                             timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
+                             auto=args.auto, verbose=args.verbose)
+    return _emit(lifecycle.dream(repo, opts), as_json)
+
+
+def _background(root: str, common_dir: str, args: argparse.Namespace, as_json: bool) -> int:
+    """Re-run this dream detached (own session, stdio redirected, no fds inherited)."""
+    from ..dream import trigger
+
+    rest: list[str] = []
+    if args.source:
+        kind, colon, loc = args.source.partition(":")
+        # The child runs from the repository root: make the source path absolute.
+        rest += ["--from", f"{kind}:{os.path.abspath(os.path.expanduser(loc))}" if colon else args.source]
+    if args.to is not None:
+        rest += ["--to", os.path.abspath(os.path.expanduser(args.to))]
+    for flag, value in (("--agent", args.agent), ("--instruction", args.instruction),
+                        ("--timeout", args.timeout), ("--merge", args.merge)):
+        if value is not None:
+            rest += [flag, value]
+    for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose)):
+        if on:
+            rest.append(flag)
+    pid = trigger.launch_detached(root, common_dir, rest)
+    log = os.path.join(common_dir, "dream", "logs", "background.log")
+    message = f"git dream started in the background (pid {pid}); see git dream list, output in {log}"
+    if as_json:
+        print_json({"ok": True, "status": "started", "pid": pid, "message": message, "log": log})
+    else:
+        print_text(message)
+    return 0
+
+
+def _emit(result: Any, as_json: bool) -> int:
+    code = getattr(result, "code", 0) or 0
+    if as_json:
+        print_json(result.as_dict())
+    elif code == 0:
+        print_text(result.message)
+    else:
+        print_text("error: " + " ".join(result.message.split("\n")), sys.stderr)
+    return code
 
 
 if __name__ == "__main__":

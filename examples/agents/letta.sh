@@ -1,0 +1,12 @@
+#!/bin/sh
+# Letta Code as the `git dream` agent.
+#
+#   git config dream.agent "sh /path/to/examples/agents/letta.sh"
+#   git config --add dream.sandbox.allowWrite ~/.letta        # its settings and local state
+#
+# `letta -p` reads the prompt from stdin; --yolo lets it run shell commands without
+# asking (nobody is there to answer). Letta's own subagent sandbox (bubblewrap) cannot
+# start inside git dream's Landlock domain, hence LETTA_FS_SANDBOX=0 for this run:
+# the Landlock sandbox around it stays on.
+set -eu
+LETTA_FS_SANDBOX=0 exec letta -p --yolo

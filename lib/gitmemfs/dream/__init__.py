@@ -1,0 +1,17 @@
+"""`git dream`: reflection and tidying in a sandboxed worktree (DESIGN §9).
+
+    lifecycle.py  the pass: lock, preflight, worktree, payload, agent, finalize
+    state.py      where a dream keeps its files; ids, run records, the source cursors
+    worktree.py   the worktree on branch dream/<id>: create, inspect safely, remove
+    sources.py    --from transcript:/openhands: sources, normalised, sliced at the cursor
+    payload.py    the prompt: our instructions, the memory snapshot, the transcript
+    runner.py     running the agent command: env, process group, log, timeout
+    sandbox.py    Landlock and the launcher that applies it before exec
+    finalize.py   deciding the outcome, validating, merging or keeping the work
+    manage.py     list / show / finish / drop
+    trigger.py    --auto and --background; `maybe_launch` for the post-commit hook
+    builtin.py    the offline agents builtin:tidy and builtin:notes
+
+This package file stays empty on purpose: the post-commit hook imports
+`gitmemfs.dream.trigger`, and the launcher runs `sandbox.py` as a plain script.
+"""

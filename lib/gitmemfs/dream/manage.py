@@ -1,0 +1,190 @@
+"""`git dream list | show ID | finish ID | drop ID`: the runs that hold work.
+
+A run holds work when `refs/dreams/kept/<id>` exists (anything not merged) or it
+is `pending` (explicit merge mode; its branch `dream/<id>` is left for review).
+`finish` verifies a run reached the memory's HEAD, or with `--merge` merges it
+through the same gate as a dream (rule check of its commits and of the merge
+result; nothing touches the parent unless that passes).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from typing import Any
+
+from ..edit import Outcome
+from ..errors import MemfsError
+from ..repo import Repo
+from . import finalize, state
+from . import worktree as wtmod
+from .finalize import Result
+from .lifecycle import Busy, DreamLock, busy_result, consume
+
+
+def kept_refs(repo: Repo) -> dict[str, str]:
+    return wtmod.refs(repo, state.KEPT_PREFIX)
+
+
+def branches(repo: Repo) -> dict[str, str]:
+    return wtmod.refs(repo, "refs/heads/" + state.BRANCH_PREFIX)
+
+
+def side_branches(repo: Repo) -> dict[str, list[str]]:
+    """{run id: [refs/dreams/extra/<id>/<name>, …]} for branches agents made beside their own."""
+    out: dict[str, list[str]] = {}
+    for name in wtmod.refs(repo, "refs/dreams/extra/"):
+        dream_id, _, _rest = name.partition("/")
+        out.setdefault(dream_id, []).append("refs/dreams/extra/" + name)
+    return out
+
+
+def resolve(repo: Repo, dirs: state.Dirs, text: str) -> str:
+    """A full run id from an id or a unique prefix of one."""
+    known = set(state.record_ids(dirs)) | set(kept_refs(repo)) | set(branches(repo))
+    if text in known:
+        return text
+    hits = sorted(i for i in known if i.startswith(text)) if text else []
+    if len(hits) == 1:
+        return hits[0]
+    if hits:
+        raise MemfsError(f"git dream: '{text}' matches several runs ({', '.join(hits[:5])}); give more of the id")
+    raise MemfsError(f"git dream: no dream run '{text}'; see git dream list")
+
+
+def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
+    record = state.load_record(dirs, dream_id) or {"id": dream_id, "status": "unknown"}
+    kept = kept_refs(repo).get(dream_id)
+    branch = branches(repo).get(dream_id)
+    work = kept or branch
+    base = record.get("base")
+    info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
+                                       "merge", "message", "source", "to", "log", "problems", "conflicts",
+                                       "uncommitted", "timed_out")}
+    info.update(side_branches=side_branches(repo).get(dream_id),
+                kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
+                branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
+                commits=finalize.count(repo, base, work) if base and work else record.get("commits", 0))
+    return {k: v for k, v in info.items() if v is not None}
+
+
+def list_runs(repo: Repo, *, show_all: bool = False) -> Outcome:
+    dirs = state.Dirs(repo.common_dir)
+    ids = set(kept_refs(repo)) | set(branches(repo)) | set(side_branches(repo))
+    for dream_id in state.record_ids(dirs):
+        record = state.load_record(dirs, dream_id) or {}
+        if show_all or record.get("status") in ("pending", "running"):
+            ids.add(dream_id)
+    runs = [describe(repo, dirs, i) for i in sorted(ids)]
+    if not runs:
+        text = "No dream runs hold work." + ("" if show_all else " (git dream list --all shows every run.)")
+    else:
+        text = "\n".join(f"{r['id']}  {r.get('status', '?'):<17} {r.get('commits', 0):>3} commit(s)  "
+                         f"{(r.get('message') or '').splitlines()[0][:80] if r.get('message') else ''}".rstrip()
+                         for r in runs)
+    return Outcome(text, extra={"runs": runs})
+
+
+def show(repo: Repo, text: str) -> Outcome:
+    dirs = state.Dirs(repo.common_dir)
+    dream_id = resolve(repo, dirs, text)
+    info = describe(repo, dirs, dream_id)
+    lines = [f"dream {dream_id}: {info.get('status')}"]
+    for key in ("started_at", "finished_at", "agent", "base", "head", "kept_ref", "branch", "log"):
+        if info.get(key) is not None:
+            lines.append(f"  {key.replace('_', ' ')}: {info[key]}")
+    if info.get("message"):
+        lines.append(f"  message: {info['message']}")
+    for problem in info.get("problems") or []:
+        lines.append(f"  problem: {problem.get('path')}: {problem.get('message')}")
+    commits: list[dict[str, str]] = []
+    if info.get("base") and info.get("head"):
+        res = repo.git("log", "--format=%H%x00%s", f"{info['base']}..{info['head']}", check=False)
+        for line in res.lines():
+            sha, _, subject = line.partition("\0")
+            commits.append({"sha": sha, "subject": subject})
+        stat = repo.git("diff", "--stat", f"{info['base']}..{info['head']}", check=False).out.rstrip()
+        if commits:
+            lines.append("")
+            lines += [f"  {c['sha'][:7]} {c['subject']}" for c in commits]
+        if stat:
+            lines += ["", stat]
+        info["diffstat"] = stat
+    info["commit_list"] = commits
+    return Outcome("\n".join(lines), extra=info)
+
+
+def finish(repo: Repo, text: str, *, merge: bool) -> Result:
+    dirs = state.Dirs(repo.common_dir)
+    try:
+        with DreamLock(dirs, repo.root):
+            return _finish(repo, dirs, resolve(repo, dirs, text), merge)
+    except Busy as exc:
+        return busy_result(repo, str(exc))
+
+
+def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
+    record = state.load_record(dirs, dream_id) or {"id": dream_id}
+    work = kept_refs(repo).get(dream_id) or branches(repo).get(dream_id)
+    if not work:
+        raise MemfsError(f"git dream: run {dream_id} holds no work to finish (status {record.get('status')})")
+    base = record.get("base") or repo.git("merge-base", "HEAD", work, check=False).out.strip()
+    wt = wtmod.Worktree(dream_id, "", "", state.BRANCH_PREFIX + dream_id, base)
+    source = record.get("source") or {}
+    if repo.git("merge-base", "--is-ancestor", work, "HEAD", check=False).code == 0:
+        out = Result("merged", dream_id, wt.branch, base, repo.git("rev-parse", "HEAD").out.strip(),
+                     finalize.count(repo, base, work), merged=True,
+                     message=f"Dream {dream_id} is part of the memory now; its kept refs are removed.")
+    elif not merge:
+        return Result("not_merged", dream_id, wt.branch, base, work, finalize.count(repo, base, work),
+                      kept_ref=state.KEPT_PREFIX + dream_id,
+                      message=f"Dream {dream_id} is not merged into the memory yet: review it with git dream "
+                              f"show {dream_id}, then git dream finish {dream_id} --merge (or drop it).")
+    else:
+        trailers = []
+        if source.get("key"):
+            trailers += [f"Dream-Source: {source['key']}", f"Dream-Through: {source.get('end')}"]
+        if record.get("sandbox") is False:
+            trailers.append("Dream-Sandbox: off")
+        fin = finalize.Finalizer(repo, wt, merge_mode="auto", trailers=trailers, progress=lambda _t: None)
+        out = fin.integrate(work, allow_pending=False)
+        if out.status != "merged":
+            record.update(status=out.status, message=out.message, kept_ref=out.kept_ref,
+                          **{k: v for k, v in out.extra.items() if k in ("problems", "conflicts")})
+            state.save_record(dirs, record)
+            return out
+    repo.git("update-ref", "-d", state.KEPT_PREFIX + dream_id, check=False)
+    repo.git("update-ref", "-d", "refs/heads/" + state.BRANCH_PREFIX + dream_id, check=False)
+    if source.get("key"):
+        consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id)
+    else:
+        consume(repo, dirs, None, None, None, dream_id)
+    record.update(status="merged", finished_at=state.utc_now(), message=out.message, kept_ref=None,
+                  head=out.head, merged=True)
+    state.save_record(dirs, record)
+    return out
+
+
+def drop(repo: Repo, text: str) -> Outcome | Result:
+    dirs = state.Dirs(repo.common_dir)
+    try:
+        with DreamLock(dirs, repo.root):
+            dream_id = resolve(repo, dirs, text)
+            kept = kept_refs(repo).get(dream_id)
+            branch = branches(repo).get(dream_id)
+            extras = {f"refs/dreams/extra/{dream_id}/{name}": sha
+                      for name, sha in wtmod.refs(repo, f"refs/dreams/extra/{dream_id}/").items()}
+            for ref, sha in ((state.KEPT_PREFIX + dream_id, kept),
+                             ("refs/heads/" + state.BRANCH_PREFIX + dream_id, branch), *extras.items()):
+                if sha:
+                    repo.git("update-ref", "-d", ref, sha)
+            shutil.rmtree(dirs.run_dir(dream_id), ignore_errors=True)
+            try:
+                os.unlink(dirs.log(dream_id))
+            except FileNotFoundError:
+                pass
+    except Busy as exc:
+        return busy_result(repo, str(exc))
+    sha = kept or branch
+    note = (f" Its last commit was {sha}; recover it with git update-ref {state.KEPT_PREFIX}{dream_id} {sha} "
+            "until git gc prunes it.") if sha else ""
+    return Outcome(f"Dropped dream {dream_id}.{note}", extra={"id": dream_id, "dropped": sha})

@@ -1,0 +1,324 @@
+"""The dream prompt: our instructions, a snapshot of the memory, the transcript slice,
+the user's extra instruction and the `--to` directive.
+
+The snapshot follows reference/upstream-reflection.md §3.7: a capped tree of
+every memory file (descriptions shown outside `system/`), then each `system/`
+file in walk order, whole while the 40,000-character budget allows, else
+truncated, else replaced by a notice naming the full file, else counted in a
+closing "omitted" notice; room is kept for a pointer to every later file.
+Paths are written as `$MEMORY_DIR/…`, never absolute. It is read from git
+objects of the base commit, which the agent's checkout equals.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Sequence
+
+from .. import git, memfile
+from ..repo import Repo
+
+SNAPSHOT_BUDGET = 40_000
+TRANSCRIPT_INLINE = 60_000
+TREE_CAPS = {"LETTA_MEMFS_TREE_MAX_LINES": (500, 2, 50_000),
+             "LETTA_MEMFS_TREE_MAX_CHARS": (20_000, 128, 5_000_000),
+             "LETTA_MEMFS_TREE_MAX_CHILDREN_PER_DIR": (50, 1, 5_000)}
+
+INSTRUCTIONS = """\
+# Dream pass: reflect and tidy long-term memory
+
+You are a background maintenance pass over an AI agent's long-term memory. You are not
+that agent and you are not in its conversation: do not answer anyone, do not ask
+questions, and do not wait for input. Work on your own, decide, and finish with a short
+report.
+
+## The memory
+
+The memory is a git repository of Markdown files with YAML frontmatter:
+
+- `system/*.md` is pinned into the agent's prompt on every turn. Keep it small and
+  current: identity, the user's standing preferences, conventions, active context.
+- Any other `*.md` file is external memory: the agent sees its path and description and
+  reads the content when it needs it. Detail and history belong here.
+- `skills/<name>/SKILL.md` holds a reusable procedure. Add or change a skill only for a
+  durable, multi-step workflow that really recurred; most passes touch no skill.
+
+Every memory file starts with frontmatter holding a one-line `description` (required),
+optionally `read_only: true` (then the file must not be changed, moved or deleted) and
+nothing else. The description is what the agent uses to decide whether to open a file,
+so keep it accurate when the content changes.
+
+## Where you work
+
+Your current directory, `$MEMORY_DIR`, is a private checkout of the memory on its own
+branch (`$DREAM_BRANCH`, started from commit `$DREAM_BASE`). Nothing you do reaches the
+real memory until you finish: your commits are then validated with the same rules as
+every memory commit and merged, or kept aside for review. A sandbox lets you write only
+inside `$MEMORY_DIR`, your branch and `$TMPDIR`.
+
+Make changes with the `git memory` commands; each one is a single validated commit and
+`-m` is its reason, written for a reader of `git log`:
+
+    git memory view PATH
+    git memory create PATH "BODY" -d "DESCRIPTION" -m "REASON"     (BODY '-' reads stdin)
+    git memory str_replace PATH "OLD" "NEW" -m "REASON"            (OLD must match once)
+    git memory insert PATH LINE "TEXT" -m "REASON"
+    git memory delete PATH -m "REASON"
+    git memory rename OLD_PATH NEW_PATH -m "REASON"
+    git memory update_description PATH "DESCRIPTION" -m "REASON"
+    git memory-patch -m "REASON" PATCH_FILE                        (many files, one commit)
+
+Plain `git add` and `git commit -m "REASON"` in `$MEMORY_DIR` work too. Commit every
+change before you finish: files left uncommitted make the pass count as failed (they
+are kept for a person to look at, not merged). Do not change git configuration, hooks
+or other branches, and do not reset, rebase, merge or push; if a commit is refused, read
+the message, fix the content and commit again.
+
+## How to work
+
+1. Look. Start from the snapshot below (the file tree with descriptions, and the full
+   text of `system/`). Open other files when their description suggests they matter.
+2. Pick what is worth keeping, most important first: corrections of mistakes the agent
+   made; the user's stated preferences and habits; new durable facts about the user,
+   their projects and tools; things that contradict what memory says; procedures that
+   were worked out and will be needed again. Leave out what only mattered for that one
+   task: line numbers, exact error text, temporary paths, ports, intermediate values.
+   Write dates in full (2025-03-04, never "yesterday" or "last week"). Skip what memory
+   already says.
+3. Change memory surgically. Put each fact in the tier it belongs to and in one place.
+   Prefer editing an existing file over creating a new one. When something is no longer
+   true, fix it where it is written instead of adding a second version. Remove what the
+   user asked to forget. Never copy secrets, credentials or raw logs into memory.
+4. Check your work: descriptions still match their files, no duplicates, `system/` no
+   longer than it needs to be, nothing left uncommitted (`git status`).
+
+Doing nothing is a good outcome when nothing durable was learned: then make no commit.
+
+Finish with a short report: a two-sentence summary, the changes you committed, and
+what you chose to skip and why.
+"""
+
+DEFRAG = """\
+## This pass
+
+There is no new conversation to reflect on. Tidy the memory itself: merge duplicate or
+overlapping facts, resolve contradictions in favour of the most recent information,
+split files that mix unrelated topics, move detail that does not need to be in every
+prompt out of `system/`, and fix descriptions that no longer fit.
+"""
+
+TRANSCRIPT_HEADER = """\
+## The conversation to reflect on
+
+Below is the part of a conversation that no earlier pass has seen ({messages} messages
+from `{source}`), as a JSON array: `user` is the person, `assistant` the agent, `tool`
+the results of its tool calls. The same array is in the file `$DREAM_TRANSCRIPT`.
+"""
+
+
+def tree_caps(env: dict[str, str] | None = None) -> tuple[int, int, int]:
+    source = os.environ if env is None else env
+    values = []
+    for name, (default, low, high) in TREE_CAPS.items():
+        try:
+            value = int(source.get(name, ""))
+        except ValueError:
+            value = default
+        values.append(value if low <= value <= high else default)
+    return values[0], values[1], values[2]
+
+
+# -- reading the memory ------------------------------------------------------------------
+
+def _walk_key(path: str) -> tuple[tuple[int, str], ...]:
+    """Folders before files at every level, then by name (upstream's walk order)."""
+    parts = path.split("/")
+    return tuple((0, p) for p in parts[:-1]) + ((1, parts[-1]),)
+
+
+def memory_files(repo: Repo, rev: str) -> list[tuple[str, bytes]]:
+    """(path, content) of every `.md` file of `rev`, in walk order, dot-names skipped."""
+    res = repo.git("ls-tree", "-r", "-z", "--full-tree", rev)
+    wanted = []
+    for item in res.zsplit():
+        meta, _, path = item.partition("\t")
+        mode, kind, oid = meta.split(" ")
+        if kind != "blob" or mode == "120000" or not path.lower().endswith(".md"):
+            continue
+        if any(part.startswith(".") for part in path.split("/")):
+            continue
+        wanted.append((path, oid))
+    wanted.sort(key=lambda item: _walk_key(item[0]))
+    if not wanted:
+        return []
+    with git.BlobReader(repo.root) as reader:
+        blobs = reader.read_many([oid for _, oid in wanted])
+    return [(path, blobs.get(oid) or b"") for path, oid in wanted]
+
+
+def description_of(data: bytes) -> str | None:
+    try:
+        fm, _, _ = memfile.split(data.decode("utf-8", "replace"))
+        for entry in memfile.parse_entries(fm):
+            if entry.key == "description" and entry.value and entry.value.strip():
+                return " ".join(entry.value.split())
+    except memfile.FrontmatterError:
+        return None
+    return None
+
+
+# -- the tree ----------------------------------------------------------------------------
+
+def render_tree(files: Sequence[tuple[str, str | None]], caps: tuple[int, int, int] | None = None) -> str:
+    """The `/memory/` tree of (path, description) pairs with upstream's caps."""
+    max_lines, max_chars, max_children = caps or tree_caps()
+    root: dict[str, Any] = {"system": {}}
+    for path, desc in files:
+        node = root
+        parts = path.split("/")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = ("file", desc, path)
+
+    def total(node: dict[str, Any]) -> int:
+        return sum(1 + (total(v) if isinstance(v, dict) else 0) for v in node.values())
+
+    lines = ["/memory/"]
+
+    def emit(node: dict[str, Any], prefix: str) -> None:
+        names = sorted(node, key=lambda n: (not isinstance(node[n], dict), n))
+        extra = max(0, len(names) - max_children)
+        shown = names[:max_children] if extra else names
+        for i, name in enumerate(shown):
+            last = i == len(shown) - 1 and not extra
+            value = node[name]
+            branch = "└── " if last else "├── "
+            if isinstance(value, dict):
+                lines.append(f"{prefix}{branch}{name}/")
+                emit(value, prefix + ("    " if last else "│   "))
+            else:
+                _, desc, path = value
+                note = f" ({desc})" if desc and not path.startswith("system/") else ""
+                lines.append(f"{prefix}{branch}{name}{note}")
+        if extra:
+            lines.append(f"{prefix}└── … ({extra:,} more entries)")
+
+    emit(root, "")
+    entries = total(root)
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        if len(kept) + 1 > max_lines or used + len(line) + 1 > max_chars:
+            break
+        kept.append(line)
+        used += len(line) + 1
+    if len(kept) == len(lines):
+        return "\n".join(kept)
+    while True:
+        shown = len(kept) - 1
+        notice = f"[Tree truncated: showing {shown:,} of {entries:,} entries. {max(1, entries - shown):,} omitted.]"
+        if (len(kept) + 1 <= max_lines and sum(len(x) + 1 for x in kept) + len(notice) + 1 <= max_chars) \
+                or len(kept) <= 1:
+            return "\n".join(kept + [notice])
+        kept.pop()
+
+
+# -- the snapshot ------------------------------------------------------------------------
+
+def _notice(rel: str, what: str, budget: int = SNAPSHOT_BUDGET) -> str:
+    return (f"[Memory preview {what}: the snapshot in this prompt is capped at {budget:,} characters. "
+            f"The full file is $MEMORY_DIR/{rel}; read it directly if you need it.]")
+
+
+def snapshot(files: Sequence[tuple[str, bytes]], budget: int = SNAPSHOT_BUDGET,
+             caps: tuple[int, int, int] | None = None) -> str:
+    budget = max(1000, budget)
+    described = [(path, description_of(data)) for path, data in files]
+    lines = ["<parent_memory>", "<memory_filesystem>", render_tree(described, caps), "</memory_filesystem>"]
+    if not files:
+        lines.append("(no memory markdown files found)")
+    closing = "</parent_memory>"
+
+    def fits(extra: list[str], reserve: int = 0) -> bool:
+        return len("\n".join(lines + extra + [closing])) + reserve <= budget
+
+    system = [(rel, data) for rel, data in files if rel.startswith("system/")]
+    # Unlike upstream's purely greedy walk (reference §8, 14), an early large file may
+    # not starve the rest out of sight: room stays reserved for a pointer to every later
+    # system file (up to half the budget), so each one is at least named.
+    pointers = [len("\n".join(["<memory>", f"<path>$MEMORY_DIR/{rel}</path>", _notice(rel, "omitted", budget),
+                                "</memory>"])) + 1 for rel, _ in system]
+    omitted = 0
+    for index, (rel, data) in enumerate(system):
+        reserve = min(sum(pointers[index + 1:]), budget // 2)
+        text = data.decode("utf-8", "replace")
+        head = ["<memory>", f"<path>$MEMORY_DIR/{rel}</path>"]
+        if fits(head + [text, "</memory>"], reserve):
+            lines += head + [text, "</memory>"]
+            continue
+        notice = _notice(rel, "truncated", budget)
+        room = budget - reserve - len("\n".join(lines + head + ["", notice, "</memory>", closing]))
+        cut = text[:room].rstrip() if room > 0 else ""
+        if cut and fits(head + [cut, notice, "</memory>"], reserve):
+            lines += head + [cut, notice, "</memory>"]
+            continue
+        entry = head + [_notice(rel, "omitted", budget), "</memory>"]
+        if fits(entry):
+            lines += entry
+        else:
+            omitted += 1
+    if omitted:
+        note = (f"[Memory preview omitted {omitted} more system file(s): the snapshot budget was used up. "
+                "Read them directly under $MEMORY_DIR.]")
+        if fits([note]):
+            lines.append(note)
+    return "\n".join(lines + [closing])
+
+
+# -- the whole prompt ---------------------------------------------------------------------
+
+def transcript_section(records: list[dict[str, Any]], source: str, messages: int) -> str:
+    body = "[\n" + ",\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n]"
+    if len(body) > TRANSCRIPT_INLINE:
+        body = body[:TRANSCRIPT_INLINE] + ("\n… [the transcript continues; it is too long to inline here. "
+                                           "Read the rest from $DREAM_TRANSCRIPT, in parts.]")
+    return TRANSCRIPT_HEADER.format(messages=messages, source=source) + "\n```json\n" + body + "\n```\n"
+
+
+def to_directive(name: str, agents_md: bool, exists: bool) -> str:
+    rel = f"system/{name}"
+    if agents_md:
+        what = (f"`{rel}` is an AGENTS.md-style guide for coding agents working in a repository: "
+                "durable, repo-level guidance such as the commands to build, test and set up "
+                "(near the top), code style, testing habits, security notes and commit rules. Plain "
+                "Markdown, short scannable bullets, no copy of the human README, written timelessly "
+                "(no \"currently\", \"for now\" or \"no longer\").")
+    else:
+        what = (f"`{rel}` is a document distilled from the conversations: durable, forward-looking "
+                "guidance only.")
+    if exists:
+        state = ("It exists: revise it in place where the new experience calls for it (often it does "
+                 "not), merge into existing sections rather than appending, drop guidance that has been "
+                 "contradicted, and keep its frontmatter, changing only the body.")
+    else:
+        state = ("It does not exist yet: create it only if there is durable guidance to put in it, with "
+                 "frontmatter holding a short description. Otherwise leave it absent; never write a "
+                 "placeholder.")
+    return (f"## Document to maintain\n\nBesides memory, keep the document `$MEMORY_DIR/{rel}` up to date. "
+            f"{what} {state} It is copied out to its target after the pass. Commit when done.\n")
+
+
+def build(files: Sequence[tuple[str, bytes]], *, transcript: str | None = None, instruction: str | None = None,
+          directive: str | None = None) -> str:
+    parts = [INSTRUCTIONS]
+    parts.append(transcript if transcript else DEFRAG)
+    if instruction and instruction.strip():
+        parts.append("## Additional instruction from the user\n\n" + instruction.strip() +
+                     "\n\nFollow it, and still keep only what is durable.\n")
+    if directive:
+        parts.append(directive)
+    parts.append("## Snapshot of the memory at the start of this pass\n\n" + snapshot(files) + "\n")
+    return "\n".join(parts)

@@ -1,0 +1,382 @@
+"""Running the agent command: its environment, process group, log and timeout.
+
+The agent is `/bin/sh -c CMD` in the dream worktree, started in a new session
+(so it leads its own process group), with the prompt file on stdin and its
+stdout and stderr going, redacted line by line, to the run's log (and to our
+stderr with --verbose). With the sandbox on, the command is wrapped by the
+Landlock launcher (sandbox.py), which reports on a status pipe whether it
+confined itself before exec.
+
+When the agent's main process ends — or the timeout hits — nothing it started
+may outlive it: the group gets SIGTERM, a grace period, then SIGKILL. Processes
+that left the group (setsid, double forks) are found by the DREAM_ID=<id>
+marker in their environment and get the same treatment.
+"""
+from __future__ import annotations
+
+import os
+import select
+import shlex
+import shutil
+import signal
+import sys
+import sysconfig
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Callable, Mapping, Sequence
+
+from .. import git
+from ..errors import UsageError
+from ..redact import redact
+from . import sandbox
+
+BUILTINS = {"tidy": "deterministic hygiene: duplicate list items, trailing whitespace, final newline, CRLF",
+            "notes": "record the user's explicit 'remember …' and 'I prefer …' statements in system/human.md",
+            "noop": "do nothing (for measuring the dream's own overhead)"}
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@dataclass
+class AgentRun:
+    exit_code: int | None = None
+    timed_out: bool = False
+    interrupted: bool = False
+    sandbox_error: str | None = None
+    duration: float = 0.0
+    killed: int = 0            # stragglers that had to be killed after the main process ended
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not (self.timed_out or self.interrupted or self.sandbox_error)
+
+    def describe(self) -> str:
+        if self.sandbox_error:
+            return f"the sandbox refused to start the agent: {self.sandbox_error}"
+        if self.timed_out:
+            return f"the agent timed out after {self.duration:.0f}s and was killed"
+        if self.interrupted:
+            return "the dream was interrupted and the agent was stopped"
+        if self.exit_code is not None and self.exit_code < 0:
+            return f"the agent was killed by signal {-self.exit_code}"
+        return f"the agent exited with status {self.exit_code}"
+
+
+@dataclass
+class SandboxPlan:
+    write_dirs: list[str]
+    probe: str
+    write_files: list[str] = field(default_factory=list)
+
+
+class Log:
+    """The run's log file: our phase lines and the agent's redacted output."""
+
+    def __init__(self, path: str, *, echo_agent: bool = False, echo_progress: bool = True,
+                 stream: IO[str] | None = None):
+        self.path = path
+        self._fh = open(path, "ab")
+        self._lock = threading.Lock()
+        self.echo_agent = echo_agent
+        self.echo_progress = echo_progress
+        self.stream = stream or sys.stderr
+
+    def progress(self, text: str, *, echo: bool = True) -> None:
+        text = redact(text)
+        stamp = time.strftime("%H:%M:%S")
+        self._write(f"[{stamp}] git dream: {text}\n".encode("utf-8", "replace"))
+        if self.echo_progress and echo:
+            self._echo(f"git dream: {text}\n")
+
+    def agent(self, data: bytes) -> None:
+        self._write(data)
+        if self.echo_agent:
+            self._echo(data.decode("utf-8", "replace"))
+
+    def _write(self, data: bytes) -> None:
+        with self._lock:
+            self._fh.write(data)
+            self._fh.flush()
+
+    def _echo(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        with self._lock:
+            self._fh.close()
+
+
+def scripts_dir() -> str | None:
+    """The folder holding our `git-memory`: a checkout's bin/, else the install's scripts."""
+    candidates = []
+    if os.path.basename(PACKAGE_PARENT) == "lib":
+        candidates.append(os.path.join(os.path.dirname(PACKAGE_PARENT), "bin"))
+    candidates += [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
+    found = shutil.which("git-memory")
+    if found:
+        candidates.append(os.path.dirname(found))
+    for folder in candidates:
+        if folder and os.access(os.path.join(folder, "git-memory"), os.X_OK):
+            return folder
+    return None
+
+
+def command_for(spec: str) -> tuple[str, dict[str, str]]:
+    """The shell command for an agent spec, and env it needs (`builtin:NAME` runs our
+    offline agents with this interpreter)."""
+    spec = spec.strip()
+    if not spec.startswith("builtin:"):
+        return spec, {}
+    name = spec[len("builtin:"):]
+    if name not in BUILTINS:
+        raise UsageError(f"unknown built-in agent '{spec}'; available: "
+                         + ", ".join(f"builtin:{n}" for n in BUILTINS))
+    path = os.environ.get("PYTHONPATH", "")
+    env = {"PYTHONPATH": PACKAGE_PARENT + (os.pathsep + path if path else "")}
+    return f"{shlex.quote(sys.executable)} -m gitmemfs.dream.builtin {name}", env
+
+
+def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: str, agent_id: str,
+              agent_name: str, tmpdir: str, transcript: str | None, extra: Mapping[str, str],
+              config: Mapping[str, str], base_env: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ if base_env is None else base_env)
+    for key in git.REPO_ENV:
+        env.pop(key, None)
+    for key in ("DREAM_TRANSCRIPT", "TRANSCRIPT_PATH"):
+        env.pop(key, None)
+    env.update({
+        "MEMORY_DIR": worktree, "LETTA_MEMORY_DIR": worktree, "DREAM_ID": dream_id,
+        "DREAM_PROMPT_FILE": prompt, "DREAM_BASE": base, "DREAM_BRANCH": branch,
+        "AGENT_ID": agent_id, "AGENT_NAME": agent_name,
+        "TMPDIR": tmpdir, "TMP": tmpdir, "TEMP": tmpdir,
+        "GIT_TERMINAL_PROMPT": "0",
+    })
+    if transcript:
+        env["DREAM_TRANSCRIPT"] = transcript
+        env["TRANSCRIPT_PATH"] = transcript  # upstream's name for the same file
+    scripts = scripts_dir()
+    if scripts:
+        env["PATH"] = scripts + os.pathsep + env.get("PATH", os.defpath)
+    env.update(extra)
+    git.add_config(env, config)
+    return env
+
+
+class Interrupts:
+    """SIGINT/SIGTERM/SIGHUP during a pass. While the agent runs they stop it (and the
+    pass finalizes as failed, keeping the work); at any other moment they are held
+    until the pass finishes, so a merge or a snapshot is never cut in half. One that
+    arrives before the agent starts keeps the agent from starting."""
+
+    agent_running = False
+    pending = False
+
+    @classmethod
+    def handler(cls, signum: int, _frame: object) -> None:
+        if cls.agent_running:
+            raise KeyboardInterrupt
+        cls.pending = True
+
+    @classmethod
+    def install(cls) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, cls.handler)
+
+
+def grace_for(timeout: float) -> float:
+    return min(5.0, max(0.5, timeout / 10))
+
+
+def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log: Log, timeout: float,
+        sandbox_plan: SandboxPlan | None, marker: str,
+        on_start: Callable[[int], None] | None = None) -> AgentRun:
+    """Run the agent to completion, timeout or interruption; leave nothing running."""
+    grace = grace_for(timeout)
+    if Interrupts.pending:
+        log.progress("interrupted before the agent started; not starting it")
+        return AgentRun(interrupted=True)
+    argv: list[str] = ["/bin/sh", "-c", command]
+    status_r = status_w = -1
+    if sandbox_plan is not None:
+        status_r, status_w = os.pipe()
+        argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
+                                     status_fd=status_w, command=argv, write_files=sandbox_plan.write_files)
+    out_r, out_w = os.pipe()
+    started = time.monotonic()
+    result = AgentRun()
+    import subprocess  # noqa: PLC0415 - only the dream pass needs it
+
+    try:
+        with open(prompt_file, "rb") as stdin:
+            proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=stdin, stdout=out_w, stderr=out_w,
+                                    start_new_session=True, close_fds=True,
+                                    pass_fds=(status_w,) if status_w >= 0 else ())
+    finally:
+        os.close(out_w)
+        if status_w >= 0:
+            os.close(status_w)
+    if on_start:
+        on_start(proc.pid)
+    reader = threading.Thread(target=_pump, args=(out_r, log), daemon=True)
+    reader.start()
+    try:
+        if status_r >= 0:
+            status = _read_status(status_r)
+            if status != "ok":
+                proc.wait()
+                result.sandbox_error = status[len("error: "):] if status.startswith("error: ") else (
+                    status or "the sandbox launcher stopped without saying why")
+                return result
+        deadline = started + timeout
+        Interrupts.agent_running = True
+        while True:
+            try:
+                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                break
+            except subprocess.TimeoutExpired:
+                result.timed_out = True
+                log.progress(f"timeout after {timeout:g}s: stopping the agent's process group")
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    pass
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+                break
+            except KeyboardInterrupt:
+                result.interrupted = True
+                grace = min(grace, 1.0)  # someone is waiting for us to stop
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(timeout=grace)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+                break
+        result.exit_code = proc.returncode
+    finally:
+        Interrupts.agent_running = False
+        result.killed = stop_stragglers(proc.pid, marker, grace)
+        reader.join(timeout=5)
+        result.duration = time.monotonic() - started
+    return result
+
+
+def _read_status(fd: int) -> str:
+    data = b""
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                break
+            chunk = os.read(fd, 4096)
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "replace").strip()
+
+
+def _pump(fd: int, log: Log) -> None:
+    """Copy the agent's output to the log, redacting whole lines."""
+    pending = b""
+    try:
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            pending += chunk
+            if b"\n" in pending:
+                done, _, pending = pending.rpartition(b"\n")
+                log.agent(_redact_bytes(done + b"\n"))
+            elif len(pending) > 1 << 16:
+                log.agent(_redact_bytes(pending))
+                pending = b""
+    except OSError:
+        pass
+    finally:
+        if pending:
+            log.agent(_redact_bytes(pending + b"\n"))
+        os.close(fd)
+
+
+def _redact_bytes(data: bytes) -> bytes:
+    return redact(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    if pgid <= 1:  # 0 would be our own group, 1 and below are not agents
+        return
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def stragglers(pgid: int, marker: str) -> list[int]:
+    """Live (non-zombie) processes in the group, or carrying the dream's env marker
+    (`pgid` <= 1 means: by the marker only)."""
+    needle = marker.encode() + b"\0"
+    found = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return found
+    me = os.getpid()
+    for name in names:
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] == b"Z":
+            continue
+        if pgid > 1 and int(fields[2]) == pgid:
+            found.append(int(name))
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as fh:
+                environ = fh.read()
+        except OSError:
+            continue
+        if environ.startswith(needle) or b"\0" + needle in environ:
+            found.append(int(name))
+    return found
+
+
+def stop_stragglers(pgid: int, marker: str, grace: float) -> int:
+    """TERM, wait up to `grace`, then KILL whatever the agent left running."""
+    left = stragglers(pgid, marker)
+    if not left:
+        return 0
+    count = len(left)
+    _signal_all(left, pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = stragglers(pgid, marker)
+    for _ in range(50):
+        if not left:
+            break
+        _signal_all(left, pgid, signal.SIGKILL)
+        time.sleep(0.02)
+        left = stragglers(pgid, marker)
+    return count
+
+
+def _signal_all(pids: Sequence[int], pgid: int, sig: int) -> None:
+    _signal_group(pgid, sig)
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass

@@ -1,0 +1,252 @@
+"""Landlock confinement for the dream agent, and the tiny launcher that applies it.
+
+The dream process never confines itself. It starts this file as a separate
+program (`python -I -S sandbox.py --write DIR … -- /bin/sh -c CMD`); the launcher
+restricts its own filesystem writes with Landlock, proves the restriction holds
+with a probe write that must fail with EACCES, and only then execs the agent.
+Landlock survives exec and is inherited by every child, so the agent and all it
+starts can read anywhere but write only beneath the granted paths.
+
+Why a launcher and not `preexec_fn`: the restriction must be set up in a
+single-threaded process right before exec (Landlock applies to the calling
+thread), and `preexec_fn` is unsafe in a threaded parent.
+
+This file is stdlib-only and runs as a plain script, so the launcher starts in a
+few milliseconds and imports nothing from the package. The dream code imports it
+as `gitmemfs.dream.sandbox` for `probe_abi()` and `launcher_argv()`.
+
+Protocol with the parent: `--status-fd N` names a pipe; the launcher writes
+`ok` just before exec (the fd is close-on-exec, so the parent then sees EOF) or
+`error: <why>` and exits 125 without running the agent.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import sys
+from typing import Sequence
+
+# Syscall numbers from the unified table (x86-64, arm64, riscv, …).
+_SYS = {"create_ruleset": 444, "add_rule": 445, "restrict_self": 446}
+_CREATE_RULESET_VERSION = 1 << 0
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+# LANDLOCK_ACCESS_FS_*
+EXECUTE = 1 << 0
+WRITE_FILE = 1 << 1
+READ_FILE = 1 << 2
+READ_DIR = 1 << 3
+REMOVE_DIR = 1 << 4
+REMOVE_FILE = 1 << 5
+MAKE_CHAR = 1 << 6
+MAKE_DIR = 1 << 7
+MAKE_REG = 1 << 8
+MAKE_SOCK = 1 << 9
+MAKE_FIFO = 1 << 10
+MAKE_BLOCK = 1 << 11
+MAKE_SYM = 1 << 12
+REFER = 1 << 13        # ABI 2: rename/link across directories
+TRUNCATE = 1 << 14     # ABI 3
+SCOPE_SIGNAL = 1 << 1  # ABI 6: no signals to processes outside the domain
+
+MIN_ABI = 2  # without REFER every cross-directory rename fails (git writes objects that way)
+
+# Device files a confined program may still write: shells redirect to /dev/null,
+# terminals and ptys for agent CLIs that want one.
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/random", "/dev/urandom",
+                "/dev/ptmx")
+DEVICE_DIRS = ("/dev/pts",)
+
+
+class SandboxError(Exception):
+    """Landlock is missing, too old, or did not confine the probe."""
+
+
+def _libc():  # type: ignore[no-untyped-def]
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    libc.prctl.restype = ctypes.c_int
+    return libc
+
+
+def _syscall_numbers() -> dict[str, int]:
+    # Every Linux architecture that got Landlock after the table unification uses
+    # 444-446; alpha and ia64 (which differ) do not run this tool.
+    return _SYS
+
+
+def probe_abi() -> tuple[int, str]:
+    """(ABI version, reason). ABI 0 means unavailable and `reason` says why."""
+    if not sys.platform.startswith("linux"):
+        return 0, f"Landlock needs Linux (this is {platform.system() or sys.platform})"
+    try:
+        libc = _libc()
+    except OSError as exc:
+        return 0, f"cannot load libc: {exc}"
+    nr = _syscall_numbers()["create_ruleset"]
+    abi = libc.syscall(ctypes.c_long(nr), None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    if abi < 0:
+        err = ctypes.get_errno()
+        why = {errno.ENOSYS: "the kernel has no Landlock support (ENOSYS; kernel too old, or a sandbox "
+                             "such as gVisor or a seccomp filter blocks it)",
+               errno.EOPNOTSUPP: "Landlock is built in but disabled at boot (EOPNOTSUPP; add landlock to "
+                                 "the lsm= kernel parameter)",
+               errno.EPERM: "a seccomp filter forbids Landlock (EPERM)"}.get(err, f"errno {err}")
+        return 0, f"Landlock unavailable on kernel {platform.release()}: {why}"
+    # Tests (and cautious users) can pretend the kernel is older; never newer.
+    cap = os.environ.get("GIT_DREAM_LANDLOCK_ABI", "").strip()
+    if cap.isdigit() and int(cap) < abi:
+        if int(cap) == 0:
+            return 0, "Landlock is switched off by GIT_DREAM_LANDLOCK_ABI=0"
+        return int(cap), ""
+    return int(abi), ""
+
+
+def handled_rights(abi: int) -> int:
+    """Every write-like right this ABI knows; reads and execute stay unrestricted."""
+    rights = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
+              | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
+    if abi >= 2:
+        rights |= REFER
+    if abi >= 3:
+        rights |= TRUNCATE
+    return rights
+
+
+def file_rights(abi: int) -> int:
+    """The subset that may be granted on a single file (the rest need a directory)."""
+    return WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+
+
+def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope_signals: bool = True) -> int:
+    """Restrict this thread (and everything it execs) to writing beneath `write_dirs`
+    and to the existing files `write_files`. Returns the ABI used. Raises SandboxError."""
+    abi, reason = probe_abi()
+    if abi < MIN_ABI:
+        raise SandboxError(reason or f"Landlock ABI {abi} is too old; ABI {MIN_ABI} (Linux 5.19) or newer "
+                                     "is needed for git to write objects")
+    libc = _libc()
+    nr = _syscall_numbers()
+    handled = handled_rights(abi)
+
+    class RulesetAttr(ctypes.Structure):
+        _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                    ("scoped", ctypes.c_uint64)]
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+    attr = RulesetAttr(handled, 0, SCOPE_SIGNAL if (scope_signals and abi >= 6) else 0)
+    # The kernel accepts a prefix of the struct: 8 bytes before ABI 4, 24 from ABI 6.
+    size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
+    ruleset = libc.syscall(ctypes.c_long(nr["create_ruleset"]), ctypes.byref(attr), ctypes.c_size_t(size),
+                           ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise SandboxError(f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}")
+    try:
+        rules = [(path, handled) for path in write_dirs] + [(path, file_rights(abi)) for path in write_files]
+        for path, rights in rules:
+            try:
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError as exc:
+                raise SandboxError(f"cannot grant write access to {path}: {exc.strerror}") from None
+            try:
+                rule = PathBeneath(rights, fd)
+                if libc.syscall(ctypes.c_long(nr["add_rule"]), ctypes.c_int(ruleset),
+                                ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+                    raise SandboxError(f"landlock_add_rule({path}) failed: {os.strerror(ctypes.get_errno())}")
+            finally:
+                os.close(fd)
+        if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            raise SandboxError(f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}")
+        if libc.syscall(ctypes.c_long(nr["restrict_self"]), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            raise SandboxError(f"landlock_restrict_self failed: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(ruleset)
+    return abi
+
+
+def self_test(probe: str) -> None:
+    """Opening `probe` (an existing file outside the granted set) for writing must
+    fail with EACCES. Nothing is written even if the open succeeds."""
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.EACCES:
+            return
+        raise SandboxError(f"sandbox self-test: opening {probe} for writing failed with "
+                           f"{errno.errorcode.get(exc.errno, exc.errno)} instead of EACCES") from None
+    os.close(fd)
+    raise SandboxError(f"sandbox self-test failed: {probe} is still writable after confinement (is it "
+                       "under a dream.sandbox.allowWrite path?)")
+
+
+def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_fd: int,
+                  command: Sequence[str], write_files: Sequence[str] = ()) -> list[str]:
+    """The command line that runs `command` confined (see the module docstring)."""
+    # -I -S: no environment, user site or site-packages; the launcher needs only the stdlib.
+    argv = [python, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
+    for path in write_dirs:
+        argv += ["--write", path]
+    for path in write_files:
+        argv += ["--write-file", path]
+    return argv + ["--", *command]
+
+
+def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], list[str]]:
+    status_fd, probe, dirs, files = -1, "", [], []
+    i = 0
+    while i < len(argv) and argv[i] != "--":
+        flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
+        if flag == "--status-fd":
+            status_fd = int(value)
+        elif flag == "--probe":
+            probe = value
+        elif flag == "--write":
+            dirs.append(value)
+        elif flag == "--write-file":
+            files.append(value)
+        else:
+            raise SystemExit(f"sandbox launcher: unknown option {flag}")
+        i += 2
+    return status_fd, probe, dirs, files, argv[i + 1:]
+
+
+def main(argv: list[str]) -> int:
+    status_fd, probe, dirs, files, command = _parse(argv)
+
+    def report(text: str) -> None:
+        if status_fd >= 0:
+            try:
+                os.write(status_fd, text.encode("utf-8", "replace") + b"\n")
+            except OSError:
+                pass
+
+    if not command:
+        report("error: no command to run")
+        return 125
+    try:
+        devices = [p for p in DEVICE_FILES if os.path.exists(p)]
+        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices)
+        if probe:
+            self_test(probe)
+    except SandboxError as exc:
+        report(f"error: {exc}")
+        return 125
+    if status_fd >= 0:
+        os.set_inheritable(status_fd, False)
+    report("ok")
+    try:
+        os.execvp(command[0], command)
+    except OSError as exc:
+        sys.stderr.write(f"git dream: cannot run {command[0]}: {exc.strerror}\n")
+        return 127
+    return 127  # not reached
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,395 @@
+"""`--from` sources: read a transcript, cut the slice not yet reflected on, normalise it.
+
+Two source types (reference/upstream-reflection.md §5.4):
+
+- `transcript:FILE.jsonl` — one JSON object per line with a `kind`
+  (user, assistant, reasoning, error, tool_call) and `text` or tool fields;
+- `openhands:DIR|FILE` — an OpenHands conversation: an events folder of
+  `event-<n>-*.json` files, a JSON array of events, or `{"items": [...]}`.
+
+Both become rows of the transcript shape; the cursor (the id of the last
+user/assistant row a consuming dream saw) selects the rows after it
+(§3.3). Where upstream differs on purpose (§8): a row without a message id gets
+a content-hash id, so re-reading a source never repeats it (11); the source key
+is the real path, so `./a.jsonl` and `/abs/a.jsonl` share a cursor (12); a
+named source that does not exist is an error, not "nothing new" (21).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+from ..errors import MemfsError, UsageError
+
+TYPES = ("openhands", "transcript")
+ARGS_LIMIT = 300
+RESULT_LIMIT = 2500
+OPENHANDS_RESULT_LIMIT = 4000
+CANONICAL = ("user", "assistant")
+_NOISE = ("<command-name>", "<command-message>", "<command-args>", "<local-command-stdout>",
+          "<local-command-stderr>", "<system-reminder>")
+
+
+@dataclass
+class Source:
+    kind: str
+    locator: str
+    path: str          # the real path (the cursor key)
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.path}"
+
+
+@dataclass
+class Slice:
+    source: Source
+    rows: list[dict[str, Any]]
+    start_id: str
+    end_id: str
+    total_rows: int
+    cursor_found: bool = True
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def messages(self) -> int:
+        return sum(1 for r in self.rows if r.get("kind") in CANONICAL)
+
+
+def parse(spec: str) -> Source:
+    kind, colon, locator = spec.partition(":")
+    if not colon:
+        raise UsageError(f'invalid --from "{spec}": use transcript:FILE.jsonl or openhands:DIR|FILE')
+    if kind not in TYPES:
+        raise UsageError(f'unknown source type "{kind}". Supported: {", ".join(TYPES)}')
+    if not locator.strip():
+        raise UsageError(f'invalid --from "{spec}": missing path after "{kind}:"')
+    path = os.path.realpath(os.path.expanduser(locator.strip()))
+    if not os.path.exists(path):
+        raise MemfsError(f"git dream: --from {spec}: no such file or directory: {path}")
+    return Source(kind, locator, path)
+
+
+def load(source: Source) -> list[dict[str, Any]]:
+    """The source's rows, each with an `id` (its message id, or a content hash)."""
+    rows = transcript_rows(source.path) if source.kind == "transcript" else openhands_rows(source.path)
+    return assign_ids(rows)
+
+
+# -- transcript:FILE.jsonl ---------------------------------------------------------------
+
+def transcript_rows(path: str) -> list[dict[str, Any]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise MemfsError(f"git dream: cannot read transcript {path}: {exc}") from None
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            row = None
+        if not isinstance(row, dict) or "kind" not in row:
+            raise MemfsError(f"git dream: could not parse a JSONL transcript row in {path} (line {number}): "
+                             "each line must be a JSON object with a \"kind\"")
+        if row.get("kind") != "tool_call" and not (isinstance(row.get("text"), str) and row["text"].strip()):
+            continue
+        rows.append(row)
+    return rows
+
+
+# -- openhands:DIR|FILE ------------------------------------------------------------------
+
+_EVENT_FILE = re.compile(r"^event-(\d+)-.*\.json$")
+
+
+def openhands_rows(path: str) -> list[dict[str, Any]]:
+    return convert_openhands(read_openhands(path))
+
+
+def read_openhands(path: str) -> list[dict[str, Any]]:
+    if os.path.isdir(path):
+        folder = os.path.join(path, "events") if os.path.isdir(os.path.join(path, "events")) else path
+        files = sorted((int(m.group(1)), name) for name in os.listdir(folder)
+                       if (m := _EVENT_FILE.match(name)))
+        if not files:
+            raise MemfsError(f"git dream: no OpenHands event files (event-*.json) found in {folder}")
+        events = []
+        for _, name in files:
+            try:
+                with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                    event = json.load(fh)
+            except (OSError, ValueError):
+                continue
+            if isinstance(event, dict):
+                events.append(event)
+        return events
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except OSError as exc:
+        raise MemfsError(f"git dream: cannot read {path}: {exc.strerror}") from None
+    except ValueError:
+        data = None
+    if isinstance(data, dict) and isinstance(data.get("items"), list):
+        data = data["items"]
+    if not isinstance(data, list):
+        raise MemfsError(f'git dream: could not parse {path}: expected a JSON array of events or {{"items": [...]}}')
+    return [e for e in data if isinstance(e, dict)]
+
+
+def _texts(items: Any) -> str:
+    if not isinstance(items, list):
+        return ""
+    return "".join(i.get("text", "") for i in items
+                   if isinstance(i, dict) and i.get("type") == "text" and isinstance(i.get("text"), str))
+
+
+def _stamp(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        return iso(time.time())
+    value = value.strip()
+    if value.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", value):
+        return value
+    return value + "Z"
+
+
+def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    results: dict[str, tuple[str, bool]] = {}
+    for event in events:
+        kind = event.get("kind")
+        if kind == "ObservationEvent":
+            obs = event.get("observation") if isinstance(event.get("observation"), dict) else {}
+            outcome = (_texts(obs.get("content")), obs.get("is_error") is not True)
+        elif kind == "AgentErrorEvent":
+            outcome = (str(event.get("error") or ""), False)
+        elif kind == "UserRejectObservation":
+            outcome = (str(event.get("rejection_reason") or ""), False)
+        else:
+            continue
+        for key in (event.get("tool_call_id"), event.get("action_id")):
+            if isinstance(key, str) and key:
+                results[key] = outcome
+    rows: list[dict[str, Any]] = []
+    for event in events:
+        event_id = event.get("id")
+        if not isinstance(event_id, str) or not event_id:
+            continue
+        at = _stamp(event.get("timestamp"))
+        kind = event.get("kind")
+        if kind == "MessageEvent" and event.get("source") in ("user", "agent"):
+            message = event.get("llm_message") if isinstance(event.get("llm_message"), dict) else {}
+            text = _texts(message.get("content"))
+            if text.strip():
+                rows.append({"kind": "user" if event["source"] == "user" else "assistant", "text": text,
+                             "captured_at": at, "source_message_id": event_id})
+        elif kind == "ActionEvent":
+            thought = _texts(event.get("thought"))
+            if thought.strip():
+                rows.append({"kind": "assistant", "text": thought, "captured_at": at,
+                             "source_message_id": f"{event_id}:thought"})
+            row: dict[str, Any] = {"kind": "tool_call", "name": event.get("tool_name"), "captured_at": at,
+                                   "source_message_id": event_id}
+            call = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
+            if isinstance(call.get("arguments"), str) and call["arguments"]:
+                row["argsText"] = call["arguments"]
+            elif isinstance(event.get("action"), dict):
+                row["argsText"] = json.dumps({k: v for k, v in event["action"].items() if k != "kind"},
+                                             separators=(",", ":"), ensure_ascii=False)
+            found = results.get(call.get("id") or "") or results.get(event_id)
+            if found is not None:
+                text, ok = found
+                if len(text) > OPENHANDS_RESULT_LIMIT:
+                    text = text[:OPENHANDS_RESULT_LIMIT] + "… [truncated]"
+                row["resultText"], row["resultOk"] = text, ok
+            rows.append(row)
+    return rows
+
+
+# -- ids, cursor, slice --------------------------------------------------------------------
+
+def assign_ids(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: dict[str, int] = {}
+    for row in rows:
+        given = row.get("source_message_id")
+        if isinstance(given, str) and given.strip():
+            row["id"] = given.strip()
+            continue
+        basis = json.dumps([row.get("kind"), row.get("text"), row.get("name"), row.get("argsText"),
+                            row.get("captured_at")], ensure_ascii=False)
+        digest = "h:" + hashlib.sha1(basis.encode()).hexdigest()[:16]
+        seen[digest] = seen.get(digest, 0) + 1
+        row["id"] = digest if seen[digest] == 1 else f"{digest}#{seen[digest]}"
+    return rows
+
+
+def select(source: Source, rows: list[dict[str, Any]], cursor: str | None) -> Slice | None:
+    """The rows after the cursor through the last user/assistant row, or None."""
+    canonical = [i for i, r in enumerate(rows) if r.get("kind") in CANONICAL]
+    anchor = -1
+    found = True
+    if cursor:
+        hits = [i for i in canonical if rows[i]["id"] == cursor]
+        if hits:
+            anchor = hits[0]
+        else:
+            found = False
+    after = [i for i in canonical if i > anchor]
+    if not after:
+        return None
+    end = after[-1]
+    chosen = rows[anchor + 1:end + 1]
+    out = Slice(source, chosen, rows[after[0]]["id"], rows[end]["id"], len(rows), found)
+    if not found:
+        out.notes.append(f"the cursor {cursor} is no longer in {source.path}; the whole source is offered again")
+    return out
+
+
+# -- normalised records ----------------------------------------------------------------------
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + \
+        f"{int((seconds % 1) * 1000):03d}Z"
+
+
+def parse_time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip().replace("z", "Z")
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    text = re.sub(r"([+-]\d\d)(\d\d)$", r"\1:\2", text)
+    # fromisoformat before 3.11 takes at most 6 fractional digits
+    text = re.sub(r"(\.\d{6})\d+", r"\1", text)
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.timestamp()
+
+
+def _timestamps(rows: list[dict[str, Any]]) -> list[str]:
+    """ISO-ms-Z for every row: anchors as given, gaps interpolated, ±1 s outside."""
+    known = [parse_time(r.get("captured_at")) for r in rows]
+    anchors = [i for i, t in enumerate(known) if t is not None]
+    if not anchors:
+        now = time.time()
+        return [iso(now + i) for i in range(len(rows))]
+    out = []
+    for i, t in enumerate(known):
+        if t is None:
+            before = [a for a in anchors if a < i]
+            after = [a for a in anchors if a > i]
+            if before and after:
+                a, b = before[-1], after[0]
+                t = known[a] + (known[b] - known[a]) * (i - a) / (b - a)  # type: ignore[operator]
+            elif before:
+                t = known[before[-1]] + (i - before[-1])  # type: ignore[operator]
+            else:
+                t = known[after[0]] - (after[0] - i)  # type: ignore[operator]
+        out.append(iso(t))
+    return out
+
+
+def clip_result(text: str, limit: int = RESULT_LIMIT) -> str:
+    """Head and tail of a long tool result with a marker between: exactly `limit` code points."""
+    if len(text) <= limit:
+        return text
+    marker = ""
+    for _ in range(4):  # the marker's length depends on the count it names
+        keep = limit - len(marker)
+        fresh = f"\n… [truncated, {len(text) - keep} more chars]\n"
+        if fresh == marker:
+            break
+        marker = fresh
+    keep = limit - len(marker)
+    head = math.ceil(keep / 2)
+    tail = keep - head
+    return text[:head] + marker + (text[len(text) - tail:] if tail else "")
+
+
+def clip_args(raw: Any, limit: int = ARGS_LIMIT) -> dict[str, Any]:
+    """Tool arguments as a JSON object of at most `limit` code points when serialised."""
+    value: Any = raw
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            value = raw
+    if not isinstance(value, dict):
+        value = {} if value in (None, "") else {"_raw": value if isinstance(value, str) else json.dumps(value)}
+
+    def size(obj: Any) -> int:
+        return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+    for _ in range(50):
+        over = size(value) - limit
+        if over <= 0:
+            return value
+        leaves = list(_string_leaves(value))
+        if not leaves:
+            break
+        holder, key, text = max(leaves, key=lambda leaf: len(leaf[2]))
+        cut = max(0, len(text) - over - len("…[cut]"))
+        if cut >= len(text):
+            break
+        holder[key] = text[:cut] + "…[cut]"
+    compact = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return {"_truncated": compact[:limit - 40] + "…"}
+
+
+def _string_leaves(obj: Any) -> Iterable[tuple[Any, Any, str]]:
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(obj, list) else []
+    for key, value in items:
+        if isinstance(value, str):
+            yield obj, key, value
+        elif isinstance(value, (dict, list)):
+            yield from _string_leaves(value)
+
+
+def normalise(chosen: Slice) -> list[dict[str, Any]]:
+    """The slice as a message array: a meta record, then user/assistant/reasoning/tool
+    records with ISO-ms-Z timestamps; error rows and harness noise dropped."""
+    rows = chosen.rows
+    stamps = _timestamps(rows)
+    records: list[dict[str, Any]] = [{"role": "meta", "source": chosen.source.kind}]
+    used: dict[str, int] = {}
+    for n, (row, at) in enumerate(zip(rows, stamps), 1):
+        kind = row.get("kind")
+        if kind in ("user", "assistant", "reasoning"):
+            text = row.get("text")
+            if not isinstance(text, str) or not text.strip():
+                continue
+            if kind == "user" and text.lstrip().startswith(_NOISE):
+                continue
+            records.append({"role": kind, "content": text, "timestamp": at})
+        elif kind == "tool_call":
+            call_id = str(row.get("source_message_id") or f"tool-line-{n}")
+            used[call_id] = used.get(call_id, 0) + 1
+            if used[call_id] > 1:
+                call_id = f"{call_id}__{used[call_id]}"
+            name = row.get("name") if isinstance(row.get("name"), str) and row.get("name") else "unknown_tool"
+            records.append({"role": "assistant", "content": None, "timestamp": at,
+                            "tool_calls": [{"id": call_id, "name": name, "args": clip_args(row.get("argsText"))}]})
+            if "resultText" in row or isinstance(row.get("resultOk"), bool):
+                result = str(row.get("resultText") or "")
+                if row.get("resultOk") is False and not result.lower().startswith("error"):
+                    result = "Error: " + result
+                tool: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "content": clip_result(result),
+                                        "timestamp": at}
+                if isinstance(row.get("resultOk"), bool):
+                    tool["ok"] = row["resultOk"]
+                records.append(tool)
+    return records

@@ -1,0 +1,199 @@
+"""When a dream is due, and launching one in the background.
+
+`maybe_launch(repo_root)` is what the post-commit hook calls. It is cheap when
+nothing is due — one `git config` call when `dream.trigger` is not `commits` —
+and imports only the standard library, so it stays off the hook's hot path.
+
+Due means: `dream.trigger=commits` and at least `dream.every` (default 25)
+commits carrying a `Memory-Op:` trailer landed on HEAD since the parent HEAD the
+last consuming dream (merged or no_changes) left behind. Commits made inside a
+dream (`$DREAM_ID` is set) never launch another one.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import subprocess
+import sys
+import time
+from typing import Mapping, Sequence
+
+DEFAULT_EVERY = 25
+BACKOFF_BASE = 300.0
+BACKOFF_MAX = 86400.0
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
+             "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
+             "GIT_CONFIG_PARAMETERS", "GIT_QUARANTINE_PATH", "GIT_REFLOG_ACTION", "GIT_EDITOR",
+             "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+
+
+def _git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=30)
+
+
+def settings(root: str) -> dict[str, str]:
+    res = _git(root, "config", "-z", "--get-regexp", r"^dream\.(trigger|every)$")
+    out: dict[str, str] = {}
+    for item in res.stdout.split("\0"):
+        key, _, value = item.partition("\n")
+        if key:
+            out[key.lower()] = value.strip()
+    return out
+
+
+def every_of(cfg: Mapping[str, str]) -> int:
+    try:
+        value = int(cfg.get("dream.every", ""))
+    except ValueError:
+        return DEFAULT_EVERY
+    return value if value > 0 else DEFAULT_EVERY
+
+
+def _state(common_dir: str) -> dict:
+    try:
+        with open(os.path.join(common_dir, "dream", "state.json"), encoding="utf-8") as fh:
+            data = json.load(fh)
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def last_head(common_dir: str) -> str | None:
+    last = _state(common_dir).get("last_dream")
+    head = last.get("head") if isinstance(last, dict) else None
+    return head if isinstance(head, str) and head else None
+
+
+def backoff_left(common_dir: str, now: float | None = None) -> tuple[int, float]:
+    """(failed dreams in a row, seconds until the next automatic try is allowed).
+
+    After a dream that did not consume (failed, conflict, …), automatic dreams wait
+    5 minutes, then 10, 20, … up to a day, so a persistent problem does not relaunch
+    an agent on every commit (reference §8, 2). Manual dreams are never held back."""
+    info = _state(common_dir).get("backoff")
+    if not isinstance(info, dict):
+        return 0, 0.0
+    try:
+        failures, last = int(info.get("failures", 0)), float(info.get("last", 0))
+    except (TypeError, ValueError):
+        return 0, 0.0
+    if failures <= 0:
+        return 0, 0.0
+    wait = min(BACKOFF_BASE * 2 ** (failures - 1), BACKOFF_MAX)
+    return failures, max(0.0, last + wait - (time.time() if now is None else now))
+
+
+def commits_since(root: str, since: str | None) -> int:
+    args = ["rev-list", "--count", "--grep=^Memory-Op: ", "HEAD"]
+    if since and _git(root, "cat-file", "-e", f"{since}^{{commit}}").returncode == 0:
+        args.append(f"^{since}")
+    res = _git(root, *args)
+    try:
+        return int(res.stdout.strip()) if res.returncode == 0 else 0
+    except ValueError:
+        return 0
+
+
+def due(root: str, common_dir: str, cfg: Mapping[str, str] | None = None) -> tuple[bool, int, int, str]:
+    """(due, memory commits since the last consuming dream, threshold, why not).
+
+    `why not` is the trigger mode when it is not `commits`, `backoff` while failed
+    dreams hold automatic ones back, else `commits`."""
+    cfg = settings(root) if cfg is None else cfg
+    trigger = (cfg.get("dream.trigger") or "off").lower()
+    every = every_of(cfg)
+    if trigger != "commits":
+        return False, 0, every, trigger
+    n = commits_since(root, last_head(common_dir))
+    if n >= every and backoff_left(common_dir)[1] > 0:
+        return False, n, every, "backoff"
+    return n >= every, n, every, trigger
+
+
+def running(common_dir: str) -> bool:
+    """Whether a dream holds the lock right now (without waiting for it)."""
+    try:
+        fd = os.open(os.path.join(common_dir, "dream", "lock"), os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> bool:
+    """Launch `git dream --auto` detached if one is due; never raises. True if launched.
+
+    `config` may pass git config the caller already read ({lowercase key: value}); then
+    nothing runs at all unless dream.trigger is `commits`."""
+    try:
+        if os.environ.get("DREAM_ID"):
+            return False
+        cfg = settings(repo_root) if config is None else {
+            k.lower(): v for k, v in config.items() if k.lower() in ("dream.trigger", "dream.every")}
+        if (cfg.get("dream.trigger") or "off").lower() != "commits":
+            return False
+        res = _git(repo_root, "rev-parse", "--path-format=absolute", "--git-common-dir")
+        common = res.stdout.strip()
+        if res.returncode != 0 or not common or running(common):
+            return False
+        if not due(repo_root, common, cfg)[0]:
+            return False
+        launch_detached(repo_root, common, ["--auto"])
+        return True
+    except Exception:  # noqa: BLE001 - a hook must never fail a commit over this
+        return False
+
+
+def launch_detached(root: str, common_dir: str, args: Sequence[str]) -> int:
+    """Start `git dream --memory-dir ROOT ARGS…` in its own session with stdin from
+    /dev/null, output appended to dream/logs/background.log and no other descriptor
+    inherited; return its pid without waiting for it."""
+    logs = os.path.join(common_dir, "dream", "logs")
+    os.makedirs(logs, exist_ok=True)
+    log_path = os.path.join(logs, "background.log")
+    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    path = env.get("PYTHONPATH", "")
+    env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + path if path else "")
+    argv = [sys.executable, "-m", "gitmemfs.cli.dream", "--memory-dir", root, *args]
+    return _double_fork(argv, root, env, log_path)
+
+
+def _double_fork(argv: list[str], cwd: str, env: dict[str, str], log_path: str) -> int:
+    """fork, setsid, fork again: the grandchild is re-parented to init at once, so the
+    caller neither waits for it nor leaves a zombie behind."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the forked child
+        try:
+            os.close(r)
+            os.setsid()
+            grandchild = os.fork()
+            if grandchild == 0:
+                null = os.open(os.devnull, os.O_RDONLY)
+                out = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                os.dup2(null, 0)
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                os.closerange(3, 65536)
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            os.write(w, str(grandchild).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    try:
+        data = os.read(r, 32)
+    finally:
+        os.close(r)
+    os.waitpid(pid, 0)
+    return int(data or b"0")

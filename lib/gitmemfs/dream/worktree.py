@@ -1,0 +1,381 @@
+"""The dream worktree: created from the parent, inspected without trusting it, removed.
+
+After the agent ran, everything inside the worktree and its admin dir
+(`<common>/worktrees/<id>/`) was writable by it, so nothing here runs git *in*
+the worktree (a planted `config.worktree`, `.git` file or `.gitattributes`
+filter could then run code outside the sandbox). Instead:
+
+- the branch tip is read from the main repository;
+- the worktree's HEAD is read as a file and resolved in the main repository;
+- "dirty" is decided by hashing the worktree's files in Python and comparing
+  them with the tree of the commit the agent ended on; only the check-ignore
+  query (which reads .gitignore patterns, nothing executable) sees the worktree;
+- a snapshot of dirty files is built from blobs written with
+  `hash-object --no-filters` into a temporary index, so no filter, hook or
+  fsmonitor of any kind runs on agent-written content.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass
+from typing import BinaryIO, Callable, Mapping
+
+from .. import git
+from ..errors import MemfsError
+from ..repo import Repo
+from .state import BRANCH_PREFIX, Dirs
+
+_SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+
+
+@dataclass
+class Worktree:
+    id: str
+    path: str
+    admin: str
+    branch: str
+    base: str
+
+    @property
+    def ref(self) -> str:
+        return f"refs/heads/{self.branch}"
+
+
+def sandbox_dirs(repo: Repo) -> list[str]:
+    """Ref folders the confined agent must be able to write; git creates them lazily,
+    and under Landlock it could not, so they are made before the run."""
+    common = repo.common_dir
+    return [os.path.join(common, "refs", "heads", "dream"),
+            os.path.join(common, "logs", "refs", "heads", "dream")]
+
+
+def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
+    dirs.ensure()
+    for folder in sandbox_dirs(repo):
+        os.makedirs(folder, exist_ok=True)
+    path = dirs.worktree(dream_id)
+    branch = BRANCH_PREFIX + dream_id
+    res = repo.git("worktree", "add", "-q", "-b", branch, "--", path, base, check=False)
+    if res.code != 0:
+        raise MemfsError(f"git dream: cannot create the worktree {path}: "
+                         f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
+    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
+    wt = Worktree(dream_id, path, admin, branch, base)
+    if _admin_of(path) != admin:
+        remove(repo, wt)
+        raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}; nothing was started")
+    return wt
+
+
+def _admin_of(path: str) -> str | None:
+    try:
+        with open(os.path.join(path, ".git"), encoding="utf-8") as fh:
+            line = fh.read().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir: "):
+        return None
+    return os.path.realpath(os.path.join(path, line[len("gitdir: "):]))
+
+
+def tampering(wt: Worktree, common_dir: str) -> list[str]:
+    """Admin files the agent changed that git would trust later (empty when intact)."""
+    found = []
+    common = os.path.realpath(common_dir)
+
+    def read(path: str) -> str | None:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                return fh.read().strip()
+        except OSError:
+            return None
+
+    commondir = read(os.path.join(wt.admin, "commondir"))
+    if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != common:
+        found.append("commondir no longer points at the repository")
+    gitdir = read(os.path.join(wt.admin, "gitdir"))
+    if gitdir is None or os.path.realpath(gitdir) != os.path.realpath(os.path.join(wt.path, ".git")):
+        found.append("gitdir no longer points at the worktree")
+    if _admin_of(wt.path) != os.path.realpath(wt.admin):
+        found.append("the worktree's .git file points elsewhere")
+    if os.path.lexists(os.path.join(wt.admin, "config.worktree")):
+        found.append("a config.worktree was planted")
+    return found
+
+
+def refs(repo: Repo, prefix: str) -> dict[str, str]:
+    """{name under prefix: sha} for the refs under `prefix` (e.g. refs/heads/dream/)."""
+    res = repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
+    out = {}
+    for line in res.lines():
+        ref, _, sha = line.partition(" ")
+        out[ref[len(prefix):]] = sha
+    return out
+
+
+def adopt_side_branches(repo: Repo, wt: Worktree, before: dict[str, str]) -> list[str]:
+    """Branches the agent made next to its own (it may create refs/heads/dream/*) move to
+    refs/dreams/extra/<id>/<name>: kept, and out of the branch namespace."""
+    moved = []
+    for name, sha in refs(repo, "refs/heads/" + BRANCH_PREFIX).items():
+        if name == wt.id or before.get(name) == sha:
+            continue
+        keep_as = f"refs/dreams/extra/{wt.id}/{name}"
+        repo.git("update-ref", keep_as, sha)
+        repo.git("update-ref", "-d", "refs/heads/" + BRANCH_PREFIX + name, sha, check=False)
+        moved.append(keep_as)
+    return moved
+
+
+# -- where the agent ended --------------------------------------------------------------
+
+def rev(repo: Repo, spec: str) -> str | None:
+    res = repo.git("rev-parse", "-q", "--verify", "--end-of-options", f"{spec}^{{commit}}", check=False)
+    return res.out.strip() if res.code == 0 and res.out.strip() else None
+
+
+def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
+    """The commit the worktree's HEAD names, resolved in the main repository
+    (`tip`: the branch's commit, when the caller already looked it up)."""
+    try:
+        with open(os.path.join(wt.admin, "HEAD"), encoding="utf-8", errors="replace") as fh:
+            text = fh.read().strip()
+    except OSError:
+        text = ""
+    if text == f"ref: {wt.ref}" and tip:
+        return tip
+    if text.startswith("ref: "):
+        ref = text[5:].strip()
+        ok = repo.git("check-ref-format", ref, check=False).code == 0 and ref.startswith("refs/heads/")
+        found = rev(repo, ref) if ok else None
+    elif re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text):
+        found = rev(repo, text)
+    else:
+        found = None
+    return found or _last_reflog(repo, wt)
+
+
+def _last_reflog(repo: Repo, wt: Worktree) -> str | None:
+    """The newest value of the worktree's HEAD per its reflog (when its branch was deleted)."""
+    try:
+        with open(os.path.join(wt.admin, "logs", "HEAD"), "rb") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in reversed(lines):
+        parts = line.split(b" ", 2)
+        if len(parts) >= 2 and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", parts[1]):
+            return rev(repo, parts[1].decode())
+    return None
+
+
+# -- dirty files, hashed without git in the worktree -------------------------------------------
+
+class _Entry:
+    __slots__ = ("mode", "oid", "abspath", "link")
+
+    def __init__(self, mode: str, oid: str | None, abspath: str | None = None, link: bytes | None = None):
+        self.mode = mode
+        self.oid = oid
+        self.abspath = abspath
+        self.link = link
+
+
+def _object_id(kind: str, data: bytes, algo: str) -> str:
+    h = hashlib.new(algo)
+    h.update(f"{kind} {len(data)}\0".encode())
+    h.update(data)
+    return h.hexdigest()
+
+
+def _open(path: str) -> BinaryIO:
+    try:
+        return open(path, "rb")
+    except PermissionError:  # the agent chmod'ed it; it is still ours to read
+        os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRUSR)
+        return open(path, "rb")
+
+
+def _read(path: str) -> bytes:
+    with _open(path) as fh:
+        return fh.read()
+
+
+def _file_id(path: str, algo: str) -> str:
+    """A file's blob id, streamed (an agent may leave a huge file behind)."""
+    with _open(path) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        h = hashlib.new(algo)
+        h.update(f"blob {size}\0".encode())
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _walk(root: str) -> dict[str, tuple[str, str]]:
+    """rel path -> (kind, abspath) for regular files and symlinks; `.git` anywhere is skipped."""
+    out: dict[str, tuple[str, str]] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        keep = []
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            if name.lower() == ".git":
+                continue
+            if os.path.islink(full):
+                filenames.append(name)
+            else:
+                keep.append(name)
+        dirnames[:] = keep
+        for name in filenames:
+            if name.lower() == ".git":
+                continue
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, root).replace(os.sep, "/")
+            st = os.lstat(full)
+            if stat.S_ISLNK(st.st_mode):
+                out[rel] = ("link", full)
+            elif stat.S_ISREG(st.st_mode):
+                out[rel] = ("exec" if st.st_mode & stat.S_IXUSR else "file", full)
+    return out
+
+
+def _tree(repo: Repo, commit: str) -> dict[str, tuple[str, str]]:
+    res = repo.git("ls-tree", "-r", "-z", "--full-tree", commit)
+    entries = {}
+    for item in res.zsplit():
+        meta, _, path = item.partition("\t")
+        mode, _kind, oid = meta.split(" ")
+        entries[path] = (mode, oid)
+    return entries
+
+
+def _ignored(repo: Repo, wt: Worktree, paths: list[str]) -> set[str]:
+    if not paths:
+        return set()
+    feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    res = git.run_light([*_SAFE_GIT, f"--git-dir={repo.common_dir}", f"--work-tree={wt.path}",
+                         "check-ignore", "-z", "--stdin", "--no-index"],
+                        cwd=repo.root, input=feed, check=False, ok=(0, 1))
+    return set(res.zsplit()) if res.code == 0 else set()
+
+
+def dirty_state(repo: Repo, wt: Worktree, head: str) -> tuple[dict[str, _Entry], list[str]]:
+    """(the worktree as tree entries, paths that differ from `head`)."""
+    algo = "sha256" if (repo.cfg("extensions.objectformat") or "").lower() == "sha256" else "sha1"
+    filemode = repo.cfg_bool("core.filemode", True)
+    committed = _tree(repo, head)
+    reclaim(wt.path)
+    found = _walk(wt.path)
+    extras = [p for p in found if p not in committed]
+    for path in _ignored(repo, wt, extras):
+        found.pop(path, None)
+    entries: dict[str, _Entry] = {}
+    changed: list[str] = []
+    for rel, (kind, full) in found.items():
+        old = committed.get(rel)
+        if kind == "link":
+            target = os.fsencode(os.readlink(full))
+            entry = _Entry("120000", _object_id("blob", target, algo), link=target)
+        else:
+            mode = "100755" if kind == "exec" else "100644"
+            if not filemode:
+                mode = old[0] if old and old[0] in ("100644", "100755") else "100644"
+            entry = _Entry(mode, _file_id(full, algo), abspath=full)
+        entries[rel] = entry
+        if old is None or old != (entry.mode, entry.oid):
+            changed.append(rel)
+    for rel, (mode, oid) in committed.items():
+        if mode == "160000":  # a submodule: its folder is not ours to hash
+            entries.setdefault(rel, _Entry(mode, oid))
+        elif rel not in entries:
+            changed.append(rel)
+    return entries, sorted(changed)
+
+
+def snapshot(repo: Repo, wt: Worktree, head: str, env: Callable[[], Mapping[str, str]],
+             message: str) -> tuple[str | None, list[str]]:
+    """(a commit on top of `head` holding the worktree exactly as the agent left it, the
+    paths that differ), or (None, []) when nothing differs. `env` gives the identity."""
+    entries, changed = dirty_state(repo, wt, head)
+    if not changed:
+        return None, []
+    return commit_entries(repo, entries, changed, head, dict(env()), message), changed
+
+
+def commit_entries(repo: Repo, entries: dict[str, _Entry], changed: list[str], head: str,
+                   env: dict[str, str], message: str) -> str:
+    changed_set = set(changed)
+    _write_blobs(repo, [e for rel, e in entries.items() if rel in changed_set])
+    fd, index = tempfile.mkstemp(prefix="dream-index-", dir=repo.git_dir)
+    os.close(fd)
+    os.unlink(index)  # git wants to create it
+    try:
+        index_env = {**env, "GIT_INDEX_FILE": index}
+        feed = b"".join(f"{e.mode} {e.oid}\t".encode() + os.fsencode(rel) + b"\0"
+                        for rel, e in sorted(entries.items()))
+        git.run_light(["update-index", "-z", "--index-info"], cwd=repo.root, input=feed, env=index_env)
+        tree = git.run_light(["write-tree"], cwd=repo.root, env=index_env).out.strip()
+    finally:
+        for leftover in (index, index + ".lock"):
+            if os.path.exists(leftover):
+                os.unlink(leftover)
+    return git.run_light(["commit-tree", tree, "-p", head, "-F", "-"], cwd=repo.root, input=message,
+                         env=env).out.strip()
+
+
+def _write_blobs(repo: Repo, entries: list[_Entry]) -> None:
+    by_path = [e for e in entries if e.abspath is not None and "\n" not in e.abspath]
+    if by_path:
+        feed = "".join(e.abspath + "\n" for e in by_path if e.abspath).encode("utf-8", "surrogateescape")
+        git.run_light(["hash-object", "-w", "--no-filters", "--stdin-paths"], cwd=repo.root, input=feed)
+    for e in entries:
+        if e.link is not None:
+            git.run_light(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=e.link)
+        elif e.abspath is not None and "\n" in e.abspath:
+            git.run_light(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=_read(e.abspath))
+
+
+# -- removal -------------------------------------------------------------------------------
+
+def reclaim(path: str) -> None:
+    """Give ourselves back rwx on every folder under `path`: the agent may have run
+    chmod (Landlock does not restrict it), and we must still read and remove it all."""
+    if not os.path.isdir(path) or os.path.islink(path):
+        return
+    for dirpath, dirnames, _ in os.walk(path, onerror=None):
+        for name in [".", *dirnames]:
+            full = os.path.normpath(os.path.join(dirpath, name))
+            try:
+                st = os.lstat(full)
+                if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_IRWXU != stat.S_IRWXU:
+                    os.chmod(full, stat.S_IMODE(st.st_mode) | stat.S_IRWXU)
+            except OSError:
+                pass
+
+
+def _rmtree(path: str) -> None:
+    if os.path.lexists(path):
+        reclaim(path)
+        shutil.rmtree(path)
+
+
+def remove(repo: Repo, wt: Worktree, *, delete_branch: bool = True) -> None:
+    """Remove the worktree and its admin dir by hand (no git runs inside them), prune
+    git's bookkeeping, and drop the branch unless it is being left for the user."""
+    _rmtree(wt.path)
+    _rmtree(wt.admin)
+    repo.git("worktree", "prune", check=False)
+    if delete_branch:
+        repo.git("update-ref", "-d", wt.ref, check=False)
+
+
+def leftover(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
+    """The Worktree of an interrupted run. The admin dir is derived, not read from the
+    (agent-writable) `.git` file: `create` checked git named it after the id."""
+    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
+    return Worktree(dream_id, dirs.worktree(dream_id), admin, BRANCH_PREFIX + dream_id, base)

@@ -1,0 +1,154 @@
+"""The dream sandbox: an agent that tries to escape is denied everywhere but its own
+branch, worktree and TMPDIR; no Landlock means refusal unless the user opts out."""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conftest import git, head, snapshot
+from dreamkit import (
+    agent,
+    assert_cleaned_up,
+    common_dir,
+    dream,
+    dream_json,
+    landlock,
+    log_of,
+    no_runs,
+    refs,
+    tree_files,
+)
+from gitmemfs.dream import sandbox
+
+pytestmark = landlock
+
+ESCAPES = ("home", "main-ref", "main-ref-file", "config", "config-file", "hook", "parent-tree", "packed-refs",
+           "other-branch", "tmp")
+
+
+def admin_state(repo: Path) -> dict[str, object]:
+    gitdir = common_dir(repo)
+    hooks = gitdir / "hooks"
+    return {"config": (gitdir / "config").read_bytes(),
+            "hooks": sorted(p.name for p in hooks.iterdir()) if hooks.exists() else [],
+            "packed": (gitdir / "packed-refs").read_bytes() if (gitdir / "packed-refs").exists() else None,
+            "heads": sorted(r for r in refs(repo, "refs/heads/") if not r.startswith("refs/heads/dream/"))}
+
+
+def test_escaping_agent_is_denied_everywhere_but_commits_on_its_branch(repo: Path, hermetic: Path) -> None:
+    (common_dir(repo) / "hooks").mkdir(exist_ok=True)
+    (common_dir(repo) / "hooks" / "pre-commit").write_text("#!/bin/sh\nexit 0\n")
+    before = admin_state(repo)
+    base = head(repo)
+    out = dream_json(repo, "--agent", agent("escape.sh"), code=0)
+    log = log_of(out)
+    for what in ESCAPES:
+        assert f"DENIED: {what}\n" in log, f"{what} was not denied:\n{log}"
+    assert "WROTE: own-tmpdir" in log
+    assert "GC_AUTO=0" in log
+    assert out["status"] == "merged" and out["commits"] == 1
+    assert git("rev-parse", "HEAD^1", cwd=repo).stdout.strip() == base, "main moved only by our merge"
+    assert "notes/sandbox.md" in tree_files(repo, "HEAD")
+    assert admin_state(repo) == before
+    assert not (hermetic / "escape.txt").exists()
+    assert not (repo / "system/evil.md").exists()
+    assert not Path(f"/tmp/git-dream-escape-{out['id']}").exists()
+    assert_cleaned_up(repo)
+
+
+def test_without_the_sandbox_the_same_agent_escapes(repo: Path, hermetic: Path) -> None:
+    """Proves the test above can fail: unconfined, every one of those writes lands."""
+    out = dream_json(repo, "--agent", agent("escape.sh"), "--no-sandbox", code=3)
+    log = log_of(out)
+    for what in ("home", "config", "hook", "parent-tree", "other-branch"):
+        assert f"WROTE: {what}\n" in log
+    assert (hermetic / "escape.txt").exists()
+    assert out["status"] == "parent_dirty" and "system/evil.md" in out["message"]
+    Path(f"/tmp/git-dream-escape-{out['id']}").unlink(missing_ok=True)
+
+
+def test_no_landlock_refuses_with_exit_4_and_creates_nothing(repo: Path) -> None:
+    before = snapshot(repo)
+    for abi in ("0", "1"):
+        out = dream_json(repo, "--agent", "true", env={"GIT_DREAM_LANDLOCK_ABI": abi}, code=4)
+        assert out["status"] == "sandbox_unavailable"
+        assert "--no-sandbox" in out["message"] and "GIT_DREAM_SANDBOX=0" in out["message"]
+    text = dream(repo, "--agent", "true", env={"GIT_DREAM_LANDLOCK_ABI": "0"})
+    assert text.returncode == 4 and text.stderr.splitlines()[-1].startswith("error: Landlock is switched off")
+    assert snapshot(repo) == before
+    assert no_runs(repo)
+    assert_cleaned_up(repo)
+
+
+@pytest.mark.parametrize("opt_out", [("--no-sandbox",), ()])
+def test_explicit_opt_out_runs_unconfined_and_says_so(repo: Path, opt_out: tuple[str, ...]) -> None:
+    env = {"GIT_DREAM_LANDLOCK_ABI": "0"} | ({} if opt_out else {"GIT_DREAM_SANDBOX": "0"})
+    cmd = 'git memory create notes/u.md "Unconfined." -d "Made without a sandbox" -m "Note made unconfined"'
+    out = dream_json(repo, "--agent", cmd, *opt_out, env=env, code=0)
+    assert out["status"] == "merged"
+    assert "NOT sandboxed" in log_of(out)
+    assert "Dream-Sandbox: off" in git("log", "-1", "--format=%B", cwd=repo).stdout
+
+
+def test_launcher_self_test_refuses_when_the_probe_stays_writable(repo: Path) -> None:
+    """Granting the whole git dir through allowWrite would expose config: the probe catches it."""
+    git("config", "dream.sandbox.allowWrite", str(common_dir(repo)), cwd=repo)
+    before = snapshot(repo)
+    out = dream_json(repo, "--agent", "echo should-not-$((1 + 1))-run", code=4)
+    assert out["status"] == "sandbox_unavailable"
+    assert "still writable after confinement" in out["message"] and "allowWrite" in out["message"]
+    assert "should-not-2-run" not in log_of(out)
+    assert snapshot(repo) == before
+    assert_cleaned_up(repo)
+
+
+def test_allow_write_grants_extra_paths(repo: Path, tmp_path: Path) -> None:
+    extra = tmp_path / "agent-state"
+    extra.mkdir()
+    single = tmp_path / "agent.json"
+    single.write_text("{}")
+    git("config", "--add", "dream.sandbox.allowWrite", str(extra), cwd=repo)
+    git("config", "--add", "dream.sandbox.allowWrite", str(single), cwd=repo)
+    git("config", "--add", "dream.sandbox.allowWrite", str(tmp_path / "missing"), cwd=repo)
+    cmd = f"echo state > {extra}/session && echo '{{\"n\": 1}}' > {single} && echo x > {tmp_path}/outside"
+    out = dream_json(repo, "--agent", cmd, code=1)
+    assert (extra / "session").read_text() == "state\n"
+    assert single.read_text() == '{"n": 1}\n'
+    assert "exited with status" in out["message"]
+    assert not (tmp_path / "outside").exists()
+    assert "missing does not exist; not granted" in log_of(out)
+
+
+def test_reftable_repositories_are_refused(repo: Path) -> None:
+    git("config", "extensions.refStorage", "reftable", cwd=repo)
+    out = dream_json(repo, "--agent", "true", code=4)
+    assert out["status"] == "sandbox_unavailable" and "reftable" in out["message"]
+
+
+@pytest.mark.skipif(sandbox.probe_abi()[0] < 6, reason="signal scoping needs Landlock ABI 6")
+def test_agent_cannot_signal_the_dream_process(repo: Path) -> None:
+    cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$(git rev-parse --git-common-dir)/dream/lock\"); "
+           "echo dream-pid=$pid; kill -TERM $pid && echo KILLED || echo KILL-DENIED")
+    out = dream_json(repo, "--agent", cmd, code=0)
+    log = log_of(out)
+    assert re.search(r"dream-pid=\d+", log) and "KILL-DENIED" in log, log
+    assert out["status"] == "no_changes"
+
+
+def test_probe_abi_and_launcher_refusal_directly(tmp_path: Path) -> None:
+    abi, reason = sandbox.probe_abi()
+    assert abi >= sandbox.MIN_ABI and reason == ""
+    r, w = os.pipe()
+    probe = tmp_path / "probe"
+    probe.write_text("")
+    argv = sandbox.launcher_argv("python3", [str(tmp_path)], probe=str(probe), status_fd=w,
+                                 command=["/bin/true"])
+    import subprocess
+    proc = subprocess.run(argv, pass_fds=(w,), capture_output=True)
+    os.close(w)
+    status = os.read(r, 4096).decode()
+    os.close(r)
+    assert proc.returncode == 125 and "still writable" in status

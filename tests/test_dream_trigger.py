@@ -1,0 +1,112 @@
+"""--auto, --background and the post-commit entry point `trigger.maybe_launch`."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import git, memory
+from dreamkit import common_dir, dream, dream_json, landlock, wait_for
+from gitmemfs.dream import state, trigger
+
+
+def records(repo: Path) -> list[dict]:
+    dirs = state.Dirs(str(common_dir(repo)))
+    return [state.load_record(dirs, i) or {} for i in state.record_ids(dirs)]
+
+
+def settled(repo: Path, count: int) -> bool:
+    done = [r for r in records(repo) if r.get("status") not in (None, "running")]
+    return len(done) >= count and not trigger.running(str(common_dir(repo)))
+
+
+def edit(repo: Path, n: int) -> None:
+    assert memory("create", f"notes/n{n}.md", "x", "-d", f"Note {n}", "-m", f"Note {n}", cwd=repo).returncode == 0
+
+
+def test_auto_is_not_due_unless_the_trigger_is_on(repo: Path) -> None:
+    out = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert out["status"] == "not_due" and "dream.trigger is 'off'" in out["message"]
+    assert records(repo) == []
+
+
+@landlock
+def test_auto_counts_memory_commits_since_the_last_consuming_dream(repo: Path) -> None:
+    git("config", "dream.trigger", "commits", cwd=repo)
+    git("config", "dream.every", "3", cwd=repo)
+    edit(repo, 1)
+    git("commit", "-q", "--allow-empty", "-m", "not a memory commit", cwd=repo)
+    out = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert out["status"] == "not_due" and "2 of 3 memory commits" in out["message"], "init + 1 edit"
+    edit(repo, 2)
+    assert dream_json(repo, "--auto", "--agent", "true", code=0)["status"] == "no_changes"
+    out = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert out["status"] == "not_due" and "0 of 3" in out["message"]
+    for n in (3, 4, 5):
+        edit(repo, n)
+    assert dream_json(repo, "--auto", "--agent", "exit 1", code=1)["status"] == "failed"
+    held = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert held["status"] == "not_due" and "1 dream(s) in a row did not finish cleanly" in held["message"]
+    assert "waits 5 more minute(s)" in held["message"]
+    assert dream_json(repo, "--agent", "true", code=0)["status"] == "no_changes", "manual dreams are not held"
+    assert "backoff" not in json.loads((common_dir(repo) / "dream" / "state.json").read_text())
+
+
+def test_backoff_grows_and_caps() -> None:
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        os.makedirs(os.path.join(tmp, "dream"))
+        path = os.path.join(tmp, "dream", "state.json")
+        for failures, wait in ((1, 300), (2, 600), (4, 2400), (20, 86400)):
+            with open(path, "w") as fh:
+                json.dump({"backoff": {"failures": failures, "last": 1000.0}}, fh)
+            assert trigger.backoff_left(tmp, now=1000.0) == (failures, wait)
+            assert trigger.backoff_left(tmp, now=1000.0 + wait) == (failures, 0.0)
+
+
+def test_commits_since_and_due(repo: Path) -> None:
+    root, common = str(repo), str(common_dir(repo))
+    assert trigger.due(root, common) == (False, 0, 25, "off")
+    git("config", "dream.trigger", "commits", cwd=repo)
+    git("config", "dream.every", "nonsense", cwd=repo)
+    assert trigger.due(root, common) == (False, 1, 25, "commits"), "init's commit counts; bad every -> 25"
+    git("config", "dream.every", "1", cwd=repo)
+    assert trigger.due(root, common)[0] is True
+
+
+@landlock
+def test_maybe_launch_starts_a_detached_dream(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert trigger.maybe_launch(str(repo)) is False
+    assert trigger.maybe_launch(str(repo), {"dream.trigger": "off"}) is False
+    git("config", "dream.trigger", "commits", cwd=repo)
+    git("config", "dream.every", "1", cwd=repo)
+    git("config", "dream.agent", 'git memory create notes/auto.md "Auto." -d "From the hook" -m "Auto dream"',
+        cwd=repo)
+    monkeypatch.setenv("DREAM_ID", "20250101000000-00000000")
+    assert trigger.maybe_launch(str(repo)) is False, "never from inside a dream"
+    monkeypatch.delenv("DREAM_ID")
+    monkeypatch.setenv("GIT_INDEX_FILE", str(repo / ".git" / "bogus-index"))  # as inside a hook
+    assert trigger.maybe_launch(str(repo)) is True
+    wait_for(lambda: settled(repo, 1), what="the background dream")
+    assert [r["status"] for r in records(repo)] == ["merged"]
+    assert (repo / "notes/auto.md").exists()
+    assert (common_dir(repo) / "dream" / "logs" / "background.log").exists()
+    monkeypatch.delenv("GIT_INDEX_FILE")
+    assert trigger.maybe_launch(str(repo)) is False, "the merge reset the count"
+
+
+@landlock
+def test_background_returns_at_once_and_runs_detached(repo: Path, tmp_path: Path) -> None:
+    src = tmp_path / "t.jsonl"
+    src.write_text('{"kind": "user", "text": "I prefer green tea.", "source_message_id": "a"}\n')
+    rel = src.relative_to(tmp_path)
+    proc = dream(tmp_path, "--memory-dir", str(repo), "--background", "--json", "--from", f"transcript:{rel}",
+                 "--agent", "builtin:notes")
+    assert proc.returncode == 0, proc.stderr
+    started = json.loads(proc.stdout)
+    assert started["status"] == "started" and started["pid"] > 0
+    wait_for(lambda: settled(repo, 1), what="the background dream")
+    assert [r["status"] for r in records(repo)] == ["merged"]
+    assert "Prefers green tea." in (repo / "system/human.md").read_text()
