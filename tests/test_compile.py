@@ -473,3 +473,55 @@ def test_redaction_fast_skip_changes_nothing() -> None:
         for pattern, repl, _ in redact._PATTERNS:
             expected = pattern.sub(repl, expected)
         assert redact.redact(text) == expected, text
+
+
+# --- the description cache of large memories -----------------------------------------
+
+def many_notes(repo: Path, count: int = 1000) -> None:
+    for i in range(count):
+        write(repo, f"notes/d{i // 100}/n{i:04d}.md", memfile(f"Note {i}", "body\n"))
+    commit_all(repo, "many notes")
+
+
+def test_description_cache_end_to_end(repo: Path) -> None:
+    many_notes(repo)
+    cache = repo / ".git" / "memory-descriptions.cache"
+    first = compile_ok(repo)
+    lines = cache.read_text().splitlines()
+    assert lines[0] == "git-memfs descriptions 1" and len(lines) == 1001
+    assert "│   ├── n0000.md — Note 0" in first
+    assert compile_ok(repo) == first  # served from the cache
+    # A new blob is read, and the cache follows the commit.
+    fill(repo, {"notes/d0/n0000.md": memfile("Note zero, renamed", "body\n"),
+                "notes/d0/broken.md": "---\ndescription: a: b\n---\nx\n"})
+    second = compile_ok(repo)
+    assert "│   ├── n0000.md — Note zero, renamed" in second and "│   ├── broken.md — a: b" in second
+    text = cache.read_text()
+    assert "\tNote zero, renamed\n" in text and "\tNote 0\n" not in text
+    assert "\ta: b\n" not in text  # files with problems are read every time
+    assert compile_ok(repo, "--rev", "HEAD~1") == first
+
+
+def test_description_cache_is_used_and_checked(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmemfs import compile as compiler
+    from gitmemfs import snapshot as snapshots
+
+    fill(repo, {"notes/a.md": memfile("Real description", "x\n")})
+    monkeypatch.setattr(compiler, "CACHE_MIN_FILES", 1)
+    oid = git("rev-parse", "HEAD:notes/a.md", cwd=repo).stdout.strip()
+    cache = repo / ".git" / "test.cache"
+
+    def index() -> str:
+        text = compiler.project(snapshots.load(str(repo)), cache=str(cache))[0].text
+        return text[text.index("<external_projection>"):]
+
+    assert "└── a.md — Real description" in index()
+    assert cache.read_text() == f"git-memfs descriptions 1\n{oid}\tReal description\n"
+    cache.write_text(f"git-memfs descriptions 1\n{oid}\tFrom the cache\nnot a line\n")
+    assert "└── a.md — From the cache" in index()  # a blob id names its content
+    cache.write_text(f"git-memfs descriptions 0\n{oid}\tOld format\n")
+    assert "└── a.md — Real description" in index()
+    cache.unlink()
+    cache.mkdir()  # cannot be written: compile goes on without it
+    assert "└── a.md — Real description" in index()
+    assert list(cache.iterdir()) == [] and not list(cache.parent.glob("test.cache.*.tmp"))

@@ -23,12 +23,13 @@ import re
 from typing import Any, Iterable, Sequence
 
 from .collation import sort_key
-from .snapshot import REGULAR_MODES, Doc, FileEntry, Snapshot, read_doc
+from .snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, read_doc
 
 MEMORY_DIR = "$MEMORY_DIR"
 REMINDER = "Reminder: <projection> contains the local path of the memory file projection."
 PERSONA = "system/persona"
 COMPAT_MODES = ("letta",)
+CACHE_MIN_FILES = 1000  # below this, reading every description is quick enough
 
 
 class Projection:
@@ -67,39 +68,45 @@ def label_of(path: str) -> str:
     return path[:-3] if path.lower().endswith(".md") else path
 
 
-def is_block(entry: FileEntry) -> bool:
-    return entry.path.startswith("system/") and _is_memory_file(entry)
-
-
-def _is_memory_file(entry: FileEntry) -> bool:
-    return entry.mode in REGULAR_MODES and entry.path.lower().endswith(".md")
-
-
 def collect(snapshot: Snapshot) -> Memory:
     """Sort a snapshot's files into blocks and external entries, reading every
     Markdown file among them through one `cat-file --batch`."""
+    blocks, external, plain = _classify(snapshot)
+    return _memory(snapshot, blocks, external, plain, snapshot.read(blocks + external))
+
+
+def _classify(snapshot: Snapshot) -> tuple[list[FileEntry], list[FileEntry], list[str]]:
+    """(system/ Markdown files, other Markdown files, other files), leaving out
+    skills and hidden files (`.gitignore`, `.github/…`)."""
     blocks: list[FileEntry] = []
-    external: list[FileEntry] = []  # Markdown files, whose descriptions we read
-    plain: list[Doc] = []  # other files: listed by name
+    external: list[FileEntry] = []
+    plain: list[str] = []
     for entry in snapshot.files:
         path = entry.path
-        if path.startswith(("skills/", ".")) or "/." in path:  # skills, hidden files
+        if path.startswith(("skills/", ".")) or "/." in path:
             continue
-        if _is_memory_file(entry):
+        if entry.mode in REGULAR_MODES and path.lower().endswith(".md"):
             (blocks if path.startswith("system/") else external).append(entry)
         elif not path.startswith("system/"):
-            plain.append(Doc(path, "", ""))
-    blobs = snapshot.read(blocks + external)
+            plain.append(path)
+    return blocks, external, plain
+
+
+def _memory(snapshot: Snapshot, blocks: list[FileEntry], external: list[FileEntry], plain: list[str],
+            blobs: dict[str, bytes | None], known: dict[str, str] | None = None) -> Memory:
     block_docs = [read_doc(e.path, blobs.get(e.oid)) for e in blocks]
     block_docs.sort(key=lambda d: sort_key(label_of(d.path)))
     # External files show only their description: no need to clean up their bodies.
-    external_docs = [read_doc(e.path, blobs.get(e.oid), with_value=False) for e in external]
-    return Memory(snapshot.revision, block_docs, external_docs + plain)
+    known = known or {}
+    external_docs = [Doc(e.path, known[e.oid], "") if e.oid in known
+                     else read_doc(e.path, blobs.get(e.oid), with_value=False) for e in external]
+    return Memory(snapshot.revision, block_docs, external_docs + [Doc(p, "", "") for p in plain])
 
 
 # --- our projection -------------------------------------------------------------------
 
-def render(memory: Memory, *, root: str = MEMORY_DIR) -> Projection:
+def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, int]] | None = None) -> Projection:
+    """Our projection. `layout` is `box_tree` of the external paths, if already built."""
     out = Projection()
     persona = next((d for d in memory.blocks if label_of(d.path) == PERSONA), None)
     system = [d for d in memory.blocks if d is not persona]
@@ -119,7 +126,9 @@ def render(memory: Memory, *, root: str = MEMORY_DIR) -> Projection:
         _system_tree(out, [(label_of(d.path)[len("system/"):], d) for d in system],
                      lambda d, pad: _payload(d, pad, root))
         if memory.external:
-            _external_tree(out, [(d.path, d) for d in memory.external], root + "/", _describe)
+            if layout is None:
+                layout = box_tree([d.path for d in memory.external])
+            _external_tree(out, layout, memory.external, root + "/", _describe)
         out.add("</memory>")
     return out
 
@@ -132,8 +141,8 @@ def _payload(doc: Doc, pad: str, root: str) -> Iterable[str]:
         yield f"{pad}  {line}" if line.strip() else ""
 
 
-def _describe(doc: Doc, name: str) -> str:
-    return f"{name} — {doc.description}" if doc.description else name
+def _describe(doc: Doc, line: str) -> str:
+    return f"{line} — {doc.description}" if doc.description else line
 
 
 class _TreeNode:
@@ -160,7 +169,7 @@ def _system_tree(out: Projection, items: Sequence[tuple[str, Any]], payload) -> 
         pad = "  " * depth
         for key in sorted(node.children, key=sort_key):
             child = node.children[key]
-            owner = _owner(child.payload)
+            owner = None if child.payload is None else child.payload.path
             out.add(f"{pad}<{key}>", owner)
             if child.payload is not None:
                 for line in payload(child.payload, pad):
@@ -171,15 +180,12 @@ def _system_tree(out: Projection, items: Sequence[tuple[str, Any]], payload) -> 
     walk(root, 0)
 
 
-def _owner(item: Any) -> str | None:
-    return None if item is None else item.path
-
-
-def _external_tree(out: Projection, items: Sequence[tuple[str, Any]], top: str, leaf) -> None:  # type: ignore[no-untyped-def]
-    """`<external_projection>`: a box-drawing tree, folders first, then files."""
+def box_tree(paths: Sequence[str]) -> list[tuple[str, int]]:
+    """The lines of a box-drawing tree of `paths`, folders first, then files:
+    (text, i) where i is the index in `paths` of the file shown, -1 for a folder."""
     root = _TreeNode()
     folders: dict[str, _TreeNode] = {"": root}  # many files share a folder: walk it once
-    for path, item in items:
+    for index, path in enumerate(paths):
         folder, _, name = path.rpartition("/")
         node = folders.get(folder)
         if node is None:
@@ -191,22 +197,35 @@ def _external_tree(out: Projection, items: Sequence[tuple[str, Any]], top: str, 
         if name:
             node = node.children.setdefault(name, _TreeNode())
         if node is not root:
-            node.payload = item
-    out.add("<external_projection>")
-    out.add(top)
+            node.payload = index
+    lines: list[tuple[str, int]] = []
 
     def walk(node: _TreeNode, prefix: str) -> None:
         entries = sorted(node.children.items(), key=lambda kv: (not kv[1].children, sort_key(kv[0])))
-        for index, (name, child) in enumerate(entries):
-            last = index == len(entries) - 1
+        for position, (name, child) in enumerate(entries):
+            last = position == len(entries) - 1
             branch = "└── " if last else "├── "
             if child.children:
-                out.add(f"{prefix}{branch}{name}/")
+                lines.append((f"{prefix}{branch}{name}/", -1))
                 walk(child, prefix + ("    " if last else "│   "))
             else:
-                out.add(f"{prefix}{branch}{leaf(child.payload, name)}", _owner(child.payload))
+                lines.append((f"{prefix}{branch}{name}", child.payload))
 
     walk(root, "")
+    return lines
+
+
+def _external_tree(out: Projection, layout: list[tuple[str, int]], docs: Sequence[Doc], top: str,
+                   leaf) -> None:  # type: ignore[no-untyped-def]
+    """`<external_projection>`: the box-drawing tree, each file's line from `leaf`."""
+    out.add("<external_projection>")
+    out.add(top)
+    for text, index in layout:
+        if index < 0:
+            out.add(text)
+        else:
+            doc = docs[index]
+            out.add(leaf(doc, text), doc.path)
     out.add("</external_projection>")
 
 
@@ -295,7 +314,8 @@ def render_letta(docs: list[Doc]) -> Projection:
         out.add("<memory>")
         _system_tree(out, [(d.path[len("system/"):-3], d) for d in system], _letta_payload)
         if external:
-            _external_tree(out, [(d.path, d) for d in external], "${MEMORY_DIR}/", lambda d, name: name)
+            _external_tree(out, box_tree([d.path for d in external]), external, "${MEMORY_DIR}/",
+                           lambda d, line: line)
         out.add("</memory>")
     return out
 
@@ -313,12 +333,21 @@ def _letta_payload(doc: Doc, pad: str) -> Iterable[str]:
 # --- entry points -----------------------------------------------------------------------
 
 def project(snapshot: Snapshot, *, compat: str | None = None, quote_path: bool = True,
-            root: str = MEMORY_DIR) -> tuple[Projection, Memory | None]:
-    """The projection of a snapshot, and (outside compat mode) the memory it shows."""
+            root: str = MEMORY_DIR, cache: str | None = None) -> tuple[Projection, Memory | None]:
+    """The projection of a snapshot, and (outside compat mode) the memory it shows.
+    `cache` is a file for `DescriptionCache`, used when there are many external files."""
     if compat == "letta":
         return render_letta(collect_letta(snapshot, quote_path=quote_path)), None
-    memory = collect(snapshot)
-    return render(memory, root=root), memory
+    blocks, external, plain = _classify(snapshot)
+    store = DescriptionCache(cache) if cache and len(external) >= CACHE_MIN_FILES else None
+    known = store.known if store else {}
+    pending = snapshot.start_read(blocks + [e for e in external if e.oid not in known])
+    # Lay out the external index while git reads the blobs (two processes, two cores).
+    layout = box_tree([e.path for e in external] + plain)
+    memory = _memory(snapshot, blocks, external, plain, pending.result(), known)
+    if store is not None:
+        store.save({e.oid: d.description for e, d in zip(external, memory.external) if d.problem is None})
+    return render(memory, root=root, layout=layout), memory
 
 
 def as_json(memory: Memory) -> dict[str, Any]:

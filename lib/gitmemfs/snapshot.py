@@ -11,7 +11,9 @@ than breaking the whole projection.
 """
 from __future__ import annotations
 
+import os
 import re
+import threading
 from typing import Iterable, NamedTuple
 
 from . import git, memfile
@@ -48,6 +50,33 @@ class Snapshot:
         payload = "".join(oid + "\n" for oid in oids)
         res = git.run_light(["cat-file", "--batch", "--buffer"], cwd=self.root, input=payload)
         return parse_batch(res.raw, oids)
+
+    def start_read(self, entries: Iterable[FileEntry]) -> PendingRead:
+        """`read` in a background thread; git works while the caller does too."""
+        return PendingRead(self, list(entries))
+
+
+class PendingRead:
+    """A `Snapshot.read` running in a thread; `result()` waits for it."""
+
+    def __init__(self, snapshot: Snapshot, entries: list[FileEntry]):
+        self._blobs: dict[str, bytes | None] = {}
+        self._error: BaseException | None = None
+
+        def work() -> None:
+            try:
+                self._blobs = snapshot.read(entries)
+            except BaseException as exc:  # re-raised by result()
+                self._error = exc
+
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._thread.start()
+
+    def result(self) -> dict[str, bytes | None]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._blobs
 
 
 def parse_batch(raw: bytes, specs: list[str]) -> dict[str, bytes | None]:
@@ -223,3 +252,52 @@ def _clean_value(text: str) -> str:
             start += len(line) + 1
         text = text[start:]
     return text
+
+
+class DescriptionCache:
+    """External files' descriptions by blob id, kept between runs in the git dir.
+
+    The index of a large memory needs the description of every external file,
+    i.e. reading and parsing every blob; between two sessions almost none of
+    them change. A blob id names its content, so an entry can never go stale.
+    Only clean reads are kept (a file with a problem is read every time), and a
+    cache that cannot be read or written is simply not used.
+    """
+
+    # Bump the number whenever read_doc's rules for descriptions change.
+    HEADER = "git-memfs descriptions 1\n"
+
+    def __init__(self, path: str):
+        self.path = path
+        self.known = self._load()
+
+    def _load(self) -> dict[str, str]:
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                data = fh.read()
+        except (OSError, UnicodeDecodeError):
+            return {}
+        if not data.startswith(self.HEADER):
+            return {}
+        known = {}
+        for line in data[len(self.HEADER):].split("\n"):
+            oid, tab, description = line.partition("\t")
+            if tab and len(oid) in (40, 64):
+                known[oid] = description
+        return known
+
+    def save(self, current: dict[str, str]) -> None:
+        """Keep exactly `current` (the files of this run), if it differs."""
+        if current == self.known:
+            return
+        tmp = f"{self.path}.{os.getpid()}.tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(self.HEADER)
+                fh.writelines(f"{oid}\t{desc}\n" for oid, desc in current.items())
+            os.replace(tmp, self.path)
+        except OSError:  # read-only git dir, sandbox, full disk: run without a cache
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass

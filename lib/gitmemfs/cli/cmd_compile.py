@@ -5,6 +5,8 @@ All three read a commit (`--rev`, default HEAD), never the work tree.
 from __future__ import annotations
 
 import argparse
+import gc
+import os
 import sys
 from typing import Any
 
@@ -14,6 +16,7 @@ from ..redact import redact
 from .common import Report
 
 MAX_WARNINGS = 10
+CACHE_FILE = "memory-descriptions.cache"  # in the git dir; see snapshot.DescriptionCache
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -83,12 +86,20 @@ class CompileResult:
         return {"ok": True, **self.data}
 
 
+def _no_gc() -> None:
+    # These commands allocate one object per file and free nothing until they exit:
+    # the cycle collector would only rescan them (~15% of the time on 100,000 files).
+    gc.disable()
+
+
 def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
+    _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
     root = repo.root if args.absolute else compiler.MEMORY_DIR
     projection, memory = compiler.project(snap, compat=args.compat, root=root,
-                                          quote_path=repo.cfg_bool("core.quotePath", True))
+                                          quote_path=repo.cfg_bool("core.quotePath", True),
+                                          cache=os.path.join(repo.common_dir, CACHE_FILE))
     text = projection.text
     if ctx.json:
         memory = memory or compiler.collect(snap)
@@ -108,6 +119,7 @@ def _warn(docs: list[snapshot.Doc]) -> None:
 
 
 def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
+    _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
     caps = tree.limits({"max_lines": args.max_lines, "max_chars": args.max_chars,
@@ -117,9 +129,10 @@ def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
+    _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
-    projection, _ = compiler.project(snap)
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE))
     report = tokens.count(projection, snap.revision, args.budget)
     code = 1 if report.over_budget else 0
     if code and not ctx.json:
