@@ -441,6 +441,8 @@ NOT_PLAIN_SAMPLES = [
     b"---\ndescription: -dash\n---\nx\n",
     b"---\ndescription:\tTab\n---\nx\n",
     b"---\ndescription: bad \xff byte\n---\nx\n",
+    b"---\ndescription: \x01control\n---\nx\n",
+    b"---\ndescription: a\xc2\x85b\n---\nx\n",
 ]
 
 

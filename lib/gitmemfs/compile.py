@@ -23,7 +23,7 @@ import re
 from typing import Any, Iterable, Sequence
 
 from .collation import sort_key
-from .snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, read_doc
+from .snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
 
 MEMORY_DIR = "$MEMORY_DIR"
 REMINDER = "Reminder: <projection> contains the local path of the memory file projection."
@@ -83,7 +83,7 @@ def _classify(snapshot: Snapshot) -> tuple[list[FileEntry], list[FileEntry], lis
     plain: list[str] = []
     for entry in snapshot.files:
         path = entry.path
-        if path.startswith(("skills/", ".")) or "/." in path:
+        if path.startswith("skills/") or is_hidden(path):
             continue
         if entry.mode in REGULAR_MODES and path.lower().endswith(".md"):
             (blocks if path.startswith("system/") else external).append(entry)

@@ -145,9 +145,9 @@ class Doc:
 
 # `key: value` lines whose value YAML reads as exactly the text written: no
 # indicator first, no ':' or '#' at all, no control or line-break characters.
+_NOT_PLAIN = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff"
 _PLAIN_LINE = re.compile(
-    r"([A-Za-z_][A-Za-z0-9_-]*):[ ]+([^\s\-?:,\[\]{}#&*!|>'\"%@`]"
-    r"[^:#\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*)")
+    rf"([A-Za-z_][A-Za-z0-9_-]*):[ ]+([^\s\-?:,\[\]{{}}#&*!|>'\"%@`{_NOT_PLAIN}][^:#{_NOT_PLAIN}]*)")
 _NULLS = ("~", "null", "Null", "NULL")
 
 
