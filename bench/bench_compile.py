@@ -68,7 +68,12 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
     repeat = min(repeat, 5)
 
     def memory(*argv: str) -> None:
-        sh("git", "memory", *argv, cwd=repo)
+        # Output to /dev/null, as a shell's $(...) would take it: capturing megabytes
+        # into this Python process would time the harness, not the command.
+        proc = subprocess.run(["git", "memory", *argv], cwd=repo, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            raise RuntimeError(f"git memory {' '.join(argv)} failed: {proc.stderr}")
 
     def cold(_: int) -> None:
         if os.path.exists(os.path.join(repo, CACHE)):

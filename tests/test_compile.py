@@ -527,3 +527,16 @@ def test_description_cache_is_used_and_checked(repo: Path, monkeypatch: pytest.M
     cache.mkdir()  # cannot be written: compile goes on without it
     assert "└── a.md — Real description" in index()
     assert list(cache.iterdir()) == [] and not list(cache.parent.glob("test.cache.*.tmp"))
+
+
+def test_spooled_git_runs_keep_the_runner_contract(repo: Path) -> None:
+    """run_light(spool=True) (temp files instead of pipes, for megabytes of output)."""
+    from gitmemfs import git as runner
+
+    oid = git("rev-parse", "HEAD:system/persona.md", cwd=repo).stdout.strip()
+    res = runner.run_light(["cat-file", "--batch"], cwd=repo, input=oid + "\n", spool=True)
+    assert res.raw.startswith(f"{oid} blob ".encode()) and b"\ndescription: " in res.raw
+    with pytest.raises(runner.GitError) as err:
+        runner.run_light(["cat-file", "-p", "HEAD:no-such-file"], cwd=repo, spool=True)
+    assert "no-such-file" in err.value.stderr and err.value.exit_code == 128
+    assert runner.run_light(["rev-parse", "HEAD"], cwd=repo, spool=True).out.strip() == head(repo)

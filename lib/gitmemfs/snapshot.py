@@ -48,7 +48,8 @@ class Snapshot:
         # whole answer from memory: a few syscalls instead of a round trip per blob
         # (git.BlobReader is for readers that ask as they go).
         payload = "".join(oid + "\n" for oid in oids)
-        res = git.run_light(["cat-file", "--batch", "--buffer"], cwd=self.root, input=payload)
+        res = git.run_light(["cat-file", "--batch", "--buffer"], cwd=self.root, input=payload,
+                            spool=len(oids) > 1000)
         return parse_batch(res.raw, oids)
 
     def start_read(self, entries: Iterable[FileEntry]) -> PendingRead:
@@ -107,7 +108,7 @@ def load(root: str, rev: str = "HEAD") -> Snapshot:
         raise MemfsError(f"unknown revision {rev!r}; give a commit such as HEAD, HEAD~3 or a commit id "
                          "(git log lists them)")
     sha = res.out.strip()
-    listing = git.run_light(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root)
+    listing = git.run_light(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root, spool=True)
     return Snapshot(root, sha, parse_ls_tree(listing.raw))
 
 
