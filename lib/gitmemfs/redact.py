@@ -15,19 +15,22 @@ MASK = "<redacted>"
 
 _secrets: set[str] = set()
 
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+# Each pattern comes with the literals (in lowercased text) that any match must
+# contain: a cheap substring test skips the regex on long text without them
+# (a compiled prompt of 100,000 files is megabytes).
+_PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = [
     # Authorization headers of any scheme, with or without the http.extraHeader= prefix.
-    (re.compile(r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+"), r"\1" + MASK),
+    (re.compile(r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+"), r"\1" + MASK, ("authorization:",)),
     # Inline credential-helper scripts and query strings.
-    (re.compile(r"(?i)(password=)[^\s'\"`;&]+"), r"\1" + MASK),
+    (re.compile(r"(?i)(password=)[^\s'\"`;&]+"), r"\1" + MASK, ("password=",)),
     # Letta API keys and common forge tokens.
-    (re.compile(r"sk-let-[A-Za-z0-9_-]+"), "sk-let-" + MASK),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{16,}"), r"\1" + MASK),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{16,}"), r"\1" + MASK),
-    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{16,}"), r"\1" + MASK),
+    (re.compile(r"sk-let-[A-Za-z0-9_-]+"), "sk-let-" + MASK, ("sk-let-",)),
+    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{16,}"), r"\1" + MASK, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{16,}"), r"\1" + MASK, ("github_pat_",)),
+    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{16,}"), r"\1" + MASK, ("glpat-",)),
     # URL userinfo: scheme://user:pass@host -> scheme://<redacted>@host. Greedy up to
     # the last '@' before the path so passwords containing '@' or ':' are covered.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@"), r"\1" + MASK + "@"),
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@"), r"\1" + MASK + "@", ("://",)),
 ]
 
 
@@ -55,9 +58,19 @@ def redact(text: str) -> str:
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
-    for pattern, repl in _PATTERNS:
-        text = pattern.sub(repl, text)
+    lowered = _folded(text)
+    for pattern, repl, needles in _PATTERNS:
+        if any(n in lowered for n in needles):
+            text = pattern.sub(repl, text)
     return text
+
+
+def _folded(text: str) -> str:
+    """Lowercased for the needle tests, with the four non-ASCII letters that a
+    case-insensitive pattern also matches (İ ı ſ K) folded to ASCII."""
+    if text.isascii():
+        return text.lower()
+    return text.replace("İ", "i").lower().replace("ı", "i").replace("ſ", "s")
 
 
 def redact_obj(obj: Any) -> Any:

@@ -1,0 +1,207 @@
+"""`git memory tree`: the memory filesystem as a capped box-drawing tree.
+
+A port of upstream's tree renderer (reference/upstream-blocks-tree.md §3),
+byte for byte on its goldens: folders before files, ICU root collation within
+each group, at most N children per folder followed by a "… (k more entries)"
+line, and global line and character budgets. When a budget is hit, lines are
+popped from the end until a "[Tree truncated: …]" notice fits. The counting
+quirks upstream pins are kept on purpose (the notice's "showing" counts folder
+and marker lines; with a 2-line budget the notice cannot fit and is dropped).
+
+Unlike upstream, numbers are always grouped the en-US way and the order does
+not depend on the host locale.
+"""
+from __future__ import annotations
+
+import os
+import re
+from typing import Iterable, Mapping
+
+from .collation import sort_key
+from .snapshot import FileEntry, is_hidden
+
+ROOT_LINE = "/memory/"
+SYSTEM = "system"
+
+# name: (env var, default, lowest valid env value, highest valid env value, floor)
+LIMITS = {
+    "max_lines": ("LETTA_MEMFS_TREE_MAX_LINES", 500, 2, 50_000, 2),
+    "max_chars": ("LETTA_MEMFS_TREE_MAX_CHARS", 20_000, 128, 5_000_000, 128),
+    "max_children": ("LETTA_MEMFS_TREE_MAX_CHILDREN_PER_DIR", 50, 1, 5_000, 1),
+}
+_LEADING_INT = re.compile(r"[+-]?\d+")
+
+
+class Node:
+    __slots__ = ("children", "is_file")
+
+    def __init__(self) -> None:
+        self.children: dict[str, Node] = {}
+        self.is_file = False
+
+
+def from_labels(system_labels: Iterable[str], detached_labels: Iterable[str]) -> Node:
+    """Upstream's input: labels (paths without `.md`) under system/ and at the root."""
+    root = Node()
+    for label in system_labels:
+        _insert(root, [SYSTEM, *label.split("/")], md=True)
+    for label in detached_labels:
+        _insert(root, label.split("/"), md=True)
+    return root
+
+
+def from_paths(paths: Iterable[str]) -> Node:
+    """Real file paths (any extension), each shown under its own name."""
+    root = Node()
+    for path in paths:
+        _insert(root, path.split("/"), md=False)
+    return root
+
+
+def _insert(root: Node, parts: list[str], *, md: bool) -> None:
+    node = root
+    last = len(parts) - 1
+    for i, part in enumerate(parts):
+        key = part + ".md" if md and i == last else part
+        child = node.children.get(key)
+        if child is None:
+            child = node.children[key] = Node()
+        node = child
+    node.is_file = True
+
+
+def parse_env_limit(value: str | None, default: int, low: int, high: int) -> int:
+    """Upstream's lenient env parsing: leading integer (`12abc` is 12), else the default;
+    out of range also gives the default."""
+    text = (value or "").strip()
+    m = _LEADING_INT.match(text)
+    if not m:
+        return default
+    number = int(m.group(0))
+    return number if low <= number <= high else default
+
+
+def limits(options: Mapping[str, int | None] | None = None,
+           env: Mapping[str, str] | None = None) -> dict[str, int]:
+    """Effective limits: an option (even 0) beats the env var; then the floor applies."""
+    source = os.environ if env is None else env
+    out = {}
+    for name, (var, default, low, high, floor) in LIMITS.items():
+        given = (options or {}).get(name)
+        value = given if given is not None else parse_env_limit(source.get(var), default, low, high)
+        out[name] = max(floor, value)
+    return out
+
+
+class Rendered:
+    """A rendered tree and its accounting."""
+
+    def __init__(self, text: str, lines: int, entries: int, truncated: bool, limits: dict[str, int]):
+        self.text = text
+        self.lines = lines
+        self.entries = entries
+        self.truncated = truncated
+        self.limits = limits
+
+    def as_dict(self) -> dict[str, object]:
+        return {"tree": self.text, "lines": self.lines, "chars": len(self.text),
+                "entries": self.entries, "truncated": self.truncated, "limits": self.limits}
+
+
+def _units(line: str) -> int:
+    """Length in UTF-16 code units, as upstream measures it (an emoji counts 2)."""
+    if line.isascii():
+        return len(line)
+    return len(line) + sum(1 for c in line if ord(c) > 0xFFFF)
+
+
+def _count(node: Node) -> int:
+    total = 0
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        total += len(current.children)
+        stack.extend(c for c in current.children.values() if c.children)
+    return total
+
+
+def _sorted(node: Node, limit: int) -> list[tuple[str, Node]]:
+    """The first `limit` children in display order (folders first)."""
+    items = node.children.items()
+    key = lambda item: (item[1].is_file, sort_key(item[0]))
+    if len(items) > 4 * limit:
+        import heapq
+
+        return heapq.nsmallest(limit, items, key=key)
+    return sorted(items, key=key)[:limit]
+
+
+def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_children: int = 50) -> Rendered:
+    """Render with the caps (already floored, see `limits`)."""
+    if SYSTEM not in root.children:
+        root.children[SYSTEM] = Node()  # system/ is always shown, even when empty
+    lines = [ROOT_LINE]
+    chars = len(ROOT_LINE)
+
+    def fits(line: str) -> bool:
+        return len(lines) + 1 <= max_lines and chars + 1 + _units(line) <= max_chars
+
+    def walk(node: Node, prefix: str) -> bool:
+        nonlocal chars
+        visible = _sorted(node, max_children)
+        hidden = len(node.children) - len(visible)
+        count = len(visible) + (1 if hidden > 0 else 0)
+        for index in range(count):
+            last = index == count - 1
+            branch = "└──" if last else "├──"
+            if index < len(visible):
+                name, child = visible[index]
+                line = f"{prefix}{branch} {name}{'' if child.is_file else '/'}"
+            else:
+                child = None
+                line = f"{prefix}{branch} … ({hidden:,} more entries)"
+            if not fits(line):
+                return False
+            lines.append(line)
+            chars += 1 + _units(line)
+            if child is not None and child.children:
+                if not walk(child, prefix + ("    " if last else "│   ")):
+                    return False
+        return True
+
+    total = _count(root)
+    complete = walk(root, "")
+    if not complete:
+        while len(lines) > 1:
+            shown = len(lines) - 1
+            notice = (f"[Tree truncated: showing {shown:,} of {total:,} entries. "
+                      f"{max(1, total - shown):,} omitted.]")
+            if fits(notice):
+                lines.append(notice)
+                break
+            chars -= 1 + _units(lines.pop())
+    limits_used = {"max_lines": max_lines, "max_chars": max_chars, "max_children": max_children}
+    return Rendered("\n".join(lines), len(lines), total, not complete, limits_used)
+
+
+def render_labels(system_labels: Iterable[str], detached_labels: Iterable[str],
+                  options: Mapping[str, int | None] | None = None,
+                  env: Mapping[str, str] | None = None) -> str:
+    """Upstream's `renderMemoryFilesystemTree(systemLabels, detachedLabels, options)`."""
+    return render(from_labels(system_labels, detached_labels), **limits(options, env)).text
+
+
+def for_snapshot(files: Iterable[FileEntry], *, compat: str | None = None) -> Node:
+    """The tree of a commit's files: every file but hidden ones, under its real name;
+    with compat="letta", upstream's view: only `.md` files, given as labels."""
+    if compat == "letta":
+        system, detached = [], []
+        for entry in files:
+            if entry.path.endswith(".md"):
+                label = entry.path[:-3]
+                if label.startswith("system/"):
+                    system.append(label[len("system/"):])
+                else:
+                    detached.append(label)
+        return from_labels(system, detached)
+    return from_paths(e.path for e in files if not is_hidden(e.path))
