@@ -7,28 +7,33 @@ well-known token prefixes). Applied to git errors, logs and JSON output.
 """
 from __future__ import annotations
 
-import base64
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # keep `typing` off the hook's import path
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "<redacted>"
 
 _secrets: set[str] = set()
 
-_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+# (pattern, replacement); compiled on first use, since most runs of the hooks
+# never print anything.
+_RULES: list[tuple[str, str]] = [
     # Authorization headers of any scheme, with or without the http.extraHeader= prefix.
-    (re.compile(r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+"), r"\1" + MASK),
+    (r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+", r"\1" + MASK),
     # Inline credential-helper scripts and query strings.
-    (re.compile(r"(?i)(password=)[^\s'\"`;&]+"), r"\1" + MASK),
+    (r"(?i)(password=)[^\s'\"`;&]+", r"\1" + MASK),
     # Letta API keys and common forge tokens.
-    (re.compile(r"sk-let-[A-Za-z0-9_-]+"), "sk-let-" + MASK),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{16,}"), r"\1" + MASK),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{16,}"), r"\1" + MASK),
-    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{16,}"), r"\1" + MASK),
+    (r"sk-let-[A-Za-z0-9_-]+", "sk-let-" + MASK),
+    (r"\b(gh[pousr]_)[A-Za-z0-9]{16,}", r"\1" + MASK),
+    (r"\b(github_pat_)[A-Za-z0-9_]{16,}", r"\1" + MASK),
+    (r"\b(glpat-)[A-Za-z0-9_-]{16,}", r"\1" + MASK),
     # URL userinfo: scheme://user:pass@host -> scheme://<redacted>@host. Greedy up to
     # the last '@' before the path so passwords containing '@' or ':' are covered.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@"), r"\1" + MASK + "@"),
+    (r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@", r"\1" + MASK + "@"),
 ]
+_PATTERNS: list[tuple[re.Pattern[str], str]] = []
 
 
 def register_secret(value: str | None, *, basic_user: str | None = None) -> None:
@@ -41,6 +46,8 @@ def register_secret(value: str | None, *, basic_user: str | None = None) -> None
         return
     _secrets.add(value)
     if basic_user is not None:
+        import base64  # not needed on the hook path
+
         _secrets.add(base64.b64encode(f"{basic_user}:{value}".encode()).decode())
 
 
@@ -55,6 +62,8 @@ def redact(text: str) -> str:
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
+    if not _PATTERNS:
+        _PATTERNS.extend((re.compile(pattern), repl) for pattern, repl in _RULES)
     for pattern, repl in _PATTERNS:
         text = pattern.sub(repl, text)
     return text
