@@ -51,13 +51,19 @@ def test_server_status_in_a_bare_repo(server: Path) -> None:
     assert "The memory checks run on every push here." in memory("hooks", cwd=server).stdout
 
 
-def test_good_push_is_accepted(client: Path, server: Path) -> None:
+def test_good_push_is_accepted_and_the_local_hook_gets_the_same_input(client: Path, server: Path) -> None:
+    seen = server / "seen.txt"
+    local = server / "hooks" / "pre-receive.local"
+    local.write_text(f"#!/bin/sh\ncat > '{seen}'\n")
+    local.chmod(0o755)
+    old = head(client)
     write(client, "system/new.md", memfile("New", "fine\n"))
     git("add", "-A", cwd=client)
     git("commit", "-q", "-m", "good", cwd=client)
     proc = git("push", "origin", "main", cwd=client, check=False)
     assert proc.returncode == 0, proc.stderr
     assert ref(server, "main") == head(client)
+    assert seen.read_text() == f"{old} {head(client)} refs/heads/main\n"
 
 
 def test_no_verify_commit_is_refused_on_push(client: Path, server: Path) -> None:

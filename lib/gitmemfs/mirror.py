@@ -105,6 +105,11 @@ def background_push(common_dir: str) -> int:
         url, _ = _url(cfg)
         if url is not None:
             push_logged(common_dir, url, BRANCH, _timeout(cfg))
+    except Exception as exc:  # noqa: BLE001 - nobody is watching: the log is the only witness
+        try:
+            _append(common_dir, f"\n--- {_now()} (none) on {BRANCH} ---\nerror: {exc}\nexit=1\n")
+        except OSError:
+            pass
     finally:
         # git push may leave helpers (git-remote-http, ssh) blocked on a dead server
         # after a timeout; they share this session's process group, so end them all
