@@ -243,32 +243,31 @@ class _Child:
         actions: list[tuple] = []
         mine: list[int] = []    # our pipe ends, closed again if spawning fails
         theirs: list[int] = []  # the child's ends, closed here once it has its copies
+
+        def pipe(target: int, we_read: bool) -> int:
+            r, w = os.pipe()
+            ours, child = (r, w) if we_read else (w, r)
+            mine.append(ours)
+            theirs.append(child)
+            actions.append((os.POSIX_SPAWN_DUP2, child, target))
+            return ours
+
         try:
             if stdin:
-                r, w = os.pipe()
-                mine.append(w)
-                theirs.append(r)
-                actions.append((os.POSIX_SPAWN_DUP2, r, 0))
-                self.stdin = w
+                self.stdin = pipe(0, we_read=False)
             else:
                 actions.append((os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
-            r, w = os.pipe()
-            mine.append(r)
-            theirs.append(w)
-            actions.append((os.POSIX_SPAWN_DUP2, w, 1))
-            self.stdout = r
+            self.stdout = pipe(1, we_read=True)
             if stderr:
-                r, w = os.pipe()
-                mine.append(r)
-                theirs.append(w)
-                actions.append((os.POSIX_SPAWN_DUP2, w, 2))
-                self.stderr = r
+                self.stderr = pipe(2, we_read=True)
             else:
                 actions.append((os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0))
             inherited = [fd for fd in pass_fds if not os.get_inheritable(fd)]
             for fd in inherited:
                 os.set_inheritable(fd, True)
             try:
+                # (posix_spawnp looks `git` up on this process's PATH, as subprocess
+                # would here: `environment()` never changes PATH.)
                 self.pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions,
                                            setsigdef=(signal.SIGPIPE,))
             finally:
