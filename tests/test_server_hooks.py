@@ -134,6 +134,8 @@ def test_update_hook_from_the_portable_githooks(mem: Path, tmp_path: Path) -> No
     hooks.mkdir()
     (hooks / "update").symlink_to(ROOT / "githooks" / "update")
     git("config", "core.hooksPath", str(hooks), cwd=server)
+    info = json.loads(memory("hooks", "status", "--json", cwd=server).stdout)
+    assert info["effective"] and info["hooks"]["update"]["detail"] == "installed (portable script)"
     write(mem, "system/rules.md", memfile("Ground rules", "changed\n", RO))
     sha = commit_all(mem, "no-verify")
     proc = git("push", "origin", "main", cwd=mem, check=False)

@@ -101,9 +101,9 @@ def _search_path() -> tuple[str, str]:
     return "-I -S", LIB if site == LIB else f"{LIB}:{site}"
 
 
-def script(name: str, python: str | None = None) -> str:
-    """The hook `name`, running `python` (default: this interpreter) on gitmemfs.hookmain."""
-    python = python or sys.executable
+def script(name: str) -> str:
+    """The hook `name`, running this interpreter on gitmemfs.hookmain."""
+    python = sys.executable
     if not python:
         raise EnvironmentProblem("hooks: cannot tell which Python runs git-memfs (sys.executable is empty)")
     flags, paths = _search_path()
@@ -211,9 +211,17 @@ def status(repo: Repo | Place | str) -> dict[str, Any]:
     folder = hooks_dir(where)
     setting, scope = _hooks_path_setting(where)
     hooks = {name: _hook_state(folder, name) for name in where.names}
-    installed = all(h["state"] in ("installed", "not_executable", "broken") for h in hooks.values())
+    present = ("installed", "not_executable", "broken")
+    installed = all(h["state"] in present for h in hooks.values())
     effective = all(h["state"] == "installed" for h in hooks.values())
     problems = [f"{name}: {h['detail']}" for name, h in hooks.items() if h["state"] != "installed"]
+    if where.bare and not effective:
+        # A server may use the update hook instead (githooks/update): either gate will do.
+        update = _hook_state(folder, "update")
+        if update["state"] == "installed":
+            hooks["update"] = update
+            installed = effective = True
+            problems = []
     stray = []
     default = os.path.join(where.common_dir, "hooks")
     if os.path.normpath(default) != folder:
