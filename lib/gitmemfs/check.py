@@ -8,22 +8,32 @@ the cost grows with the number of changed files, not with the repository.
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator, NamedTuple
 
 from . import git, rules
 from .errors import MemfsError
-from .rules import Problem
+
+TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
+if TYPE_CHECKING:
+    from typing import Iterable, Iterator, Sequence
+
+    from .rules import Problem
 
 ZERO = ("0" * 40, "0" * 64)
 SUBMODULE = "160000"
 
+class Change:
+    """One changed path (oids None when absent); `commit` names the commit it belongs
+    to in a range. (Not a namedtuple: `collections` costs ~1 ms in every commit.)"""
 
-class Change(NamedTuple):
-    path: str
-    old_oid: str | None
-    new_oid: str | None
-    new_mode: str | None
-    commit: str | None = None
+    __slots__ = ("path", "old_oid", "new_oid", "new_mode", "commit")
+
+    def __init__(self, path: str, old_oid: str | None, new_oid: str | None, new_mode: str | None,
+                 commit: str | None = None):
+        self.path = path
+        self.old_oid = old_oid
+        self.new_oid = new_oid
+        self.new_mode = new_mode
+        self.commit = commit
 
 
 class Report:
@@ -55,6 +65,13 @@ def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
         raise MemfsError(f"{exc}; fix it with git config memory.checkScope all") from None
 
 
+def _scope_matters(paths: Iterable[str]) -> bool:
+    """Whether the letta and all scopes would judge any of these paths differently
+    (only Markdown outside system/, reference/ and skills/), i.e. whether reading
+    `memory.checkScope` can change the verdict."""
+    return any(rules.in_scope(p, "letta") != rules.in_scope(p, "all") for p in paths)
+
+
 def _oid(value: str) -> str | None:
     return None if value in ZERO else value
 
@@ -71,9 +88,9 @@ def _parse_raw(tokens: Iterable[str], *, headers: bool) -> Iterator[Change]:
                 commit = token
                 continue
             raise MemfsError(f"unexpected git diff output: {token[:80]!r}")
-        _old_mode, new_mode, old_oid, new_oid, _status = token[1:].split(" ", 4)
+        old_mode, new_mode, old_oid, new_oid, _status = token[1:].split(" ", 4)
         path = next(it)
-        if new_mode == SUBMODULE or _old_mode == SUBMODULE:
+        if new_mode == SUBMODULE or old_mode == SUBMODULE:
             continue
         yield Change(path, _oid(old_oid), _oid(new_oid), None if _oid(new_oid) is None else new_mode, commit)
 
@@ -82,11 +99,22 @@ def _needs_content(path: str) -> bool:
     return rules.is_markdown(path)
 
 
-def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str,
-                  commits: int = 0, env: dict[str, str] | None = None) -> Report:
-    oids = {oid for ch in changes if _needs_content(ch.path) for oid in (ch.old_oid, ch.new_oid) if oid}
-    with git.BlobReader(cwd, env=env) as reader:
-        blobs = reader.read_many(sorted(oids)) if oids else {}
+def _wanted(changes: Iterable[Change]) -> list[str]:
+    return sorted({oid for ch in changes if _needs_content(ch.path) for oid in (ch.old_oid, ch.new_oid) if oid})
+
+
+def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
+                  env: dict[str, str] | None = None, reader: git.BlobReader | None = None) -> Report:
+    """Apply the change rules to `changes`, reading their blobs through `reader`
+    (or a new `cat-file --batch`, started only when some blob is needed)."""
+    oids = _wanted(changes)
+    blobs: dict[str, bytes | None] = {}
+    if oids:
+        if reader is None:
+            with git.BlobReader(cwd, env=env) as own:
+                blobs = own.read_many(oids)
+        else:
+            blobs = reader.read_many(oids)
     problems: list[Problem] = []
     seen: set[tuple[str, str | None, str]] = set()
     for ch in changes:
@@ -112,17 +140,21 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     `env` passes the hook's GIT_INDEX_FILE through, so `git commit -- paths` (which
     stages into a temporary index) is checked as it will be committed.
     """
-    scope = scope or scope_for(cwd, env)
-    res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
-                         "--ignore-submodules=all"], cwd=cwd, env=env)
-    changes = list(_parse_raw(res.out.split("\0"), headers=False))
-    return check_changes(cwd, changes, scope, mode="staged", env=env)
+    # cat-file starts while diff runs: on a small commit the two process start-ups
+    # overlap, which is most of the hook's time after Python's own.
+    with git.BlobReader(cwd, env=env) as reader:
+        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
+                             "--ignore-submodules=all"], cwd=cwd, env=env)
+        changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        if scope is None:
+            # The scope only matters for Markdown outside system/, reference/, skills/.
+            scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
+        return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader)
 
 
-def tree(cwd: str, rev: str = "HEAD", scope: str | None = None) -> Report:
+def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
     """Every file of a tree as it stands (no history rules)."""
-    scope = scope or scope_for(cwd)
-    res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", rev], cwd=cwd, check=False)
+    res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", rev, "--"], cwd=cwd, env=env, check=False)
     if res.code != 0:
         raise MemfsError(f"git memory check: cannot read the tree of {rev!r}; is it a commit?")
     entries = []
@@ -133,22 +165,32 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None) -> Report:
         mode, kind, oid = meta.split(" ")
         if kind == "blob":
             entries.append((path, mode, oid))
+    if scope is None:
+        scope = scope_for(cwd, env) if _scope_matters(path for path, _, _ in entries) else rules.DEFAULT_SCOPE
     wanted = sorted({oid for path, _, oid in entries if _needs_content(path)})
-    with git.BlobReader(cwd) as reader:
-        blobs = reader.read_many(wanted) if wanted else {}
+    blobs: dict[str, bytes | None] = {}
+    if wanted:
+        with git.BlobReader(cwd, env=env) as reader:
+            blobs = reader.read_many(wanted)
     problems: list[Problem] = []
     for path, mode, oid in entries:
         problems += rules.check_state(path, blobs.get(oid) or b"", scope=scope, mode=mode)
     return Report("all", problems, len(entries))
 
 
-def commit_range(cwd: str, spec: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
-    """Every commit of `spec` (e.g. `base..HEAD`), each against its first parent."""
-    scope = scope or scope_for(cwd, env)
-    listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", spec, "--"],
+def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
+                 env: dict[str, str] | None = None) -> Report:
+    """Every commit of `spec`, each against its first parent.
+
+    `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
+    server hooks pass `NEW... --not --all`: only commits the repository lacks).
+    """
+    revs = [spec] if isinstance(spec, str) else list(spec)
+    listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
                            cwd=cwd, env=env, check=False)
     if listed.code != 0:
-        raise MemfsError(f"git memory check: bad revision range {spec!r}; use e.g. origin/main..HEAD")
+        shown = spec if isinstance(spec, str) else " ".join(revs)
+        raise MemfsError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
     lines = [ln.split() for ln in listed.out.splitlines() if ln.strip()]
     if not lines:
         return Report("range", [], 0, 0)
@@ -156,7 +198,60 @@ def commit_range(cwd: str, spec: str, scope: str | None = None, env: dict[str, s
     res = git.run_light(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "--root", "-m",
                          "--ignore-submodules=all"], cwd=cwd, input=feed, env=env)
     changes = list(_parse_raw(res.out.split("\0"), headers=True))
+    if scope is None:
+        scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
     return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env)
+
+
+def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None = None,
+           env: dict[str, str] | None = None) -> Report:
+    """The server-side gate for ref updates `(old, new, ref)` (pre-receive/update input).
+
+    Every commit the repository does not have yet is checked against its parent.
+    A ref moved to something that does not contain its old tip (a force push) is
+    also checked tip to tip, so rewriting history cannot drop or alter a read_only
+    file either. Deleted refs and non-commit objects are not checked.
+    """
+    news = []
+    rewinds = []
+    for old, new, ref in updates:
+        if new in ZERO or not _is_commit(cwd, new, env):
+            continue
+        news.append(new)
+        if old not in ZERO and _is_commit(cwd, old, env) and not _is_ancestor(cwd, old, new, env):
+            rewinds.append((old, new, ref))
+    if not news:
+        return Report("push", [], 0, 0)
+    report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
+    report.mode = "push"
+    for old, new, _ref in rewinds:
+        res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=all",
+                             old, new, "--"], cwd=cwd, env=env)
+        changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        for ch in changes:
+            ch.commit = new
+        extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env)
+        known = {(p.path, p.message) for p in report.problems}
+        report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
+        report.files += extra.files
+    return report
+
+
+def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:
+    return git.run_light(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=cwd, env=env,
+                         check=False).code == 0
+
+
+def _is_commit(cwd: str, rev: str, env: dict[str, str] | None) -> bool:
+    res = git.run_light(["cat-file", "-t", rev], cwd=cwd, env=env, check=False)
+    if res.out.strip() == "tag":  # annotated tags: judge what they point at
+        res = git.run_light(["cat-file", "-t", rev + "^{}"], cwd=cwd, env=env, check=False)
+    return res.code == 0 and res.out.strip() == "commit"
+
+
+def _is_ancestor(cwd: str, old: str, new: str, env: dict[str, str] | None) -> bool:
+    res = git.run_light(["merge-base", "--is-ancestor", old, new], cwd=cwd, env=env, check=False, ok=(0, 1))
+    return res.code == 0
 
 
 def hook_env() -> dict[str, str] | None:

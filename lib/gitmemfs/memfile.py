@@ -18,7 +18,10 @@ result; the fast one keeps `yaml` off the pre-commit hook's import path.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # keep `typing` off the hook's import path
+if TYPE_CHECKING:
+    from typing import Any
 
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _NULLS = {"~", "null", "Null", "NULL"}

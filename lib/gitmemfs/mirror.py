@@ -1,14 +1,281 @@
-"""The post-commit mirror (memory.mirrorUrl / letta.memoryRepository.url).
+"""The post-commit mirror: push `main` to `memory.mirrorUrl` (or Letta's
+`letta.memoryRepository.url`) after every commit, without ever making it wait.
 
-Placeholder until the hooks issue lands; `status(repo) -> dict` is the interface
-`git memory status` uses.
+The post-commit hook calls `after_commit`, which only reads the config and, when
+a push is due, starts `background_push` as a detached process. That process
+takes the mirror lock (pushes queue, never race), pushes without force, and
+appends a redacted, timestamped entry to `<git-common-dir>/memory-repository-push.log`.
+The URL never goes on a command line (it may hold credentials): git reads it as
+the url of a throwaway remote passed through GIT_CONFIG_COUNT.
+
+`after_commit` runs in every commit, so this module imports nothing heavy at the top.
 """
 from __future__ import annotations
 
-from typing import Any
+import os
+import re
+import time
 
-from .repo import Repo
+from . import git
+from .errors import MemfsError
+from .redact import redact
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .repo import Repo
+
+URL_KEYS = ("memory.mirrorUrl", "letta.memoryRepository.url")  # first set one wins
+TIMEOUT_KEY = "memory.mirrorTimeout"
+DEFAULT_TIMEOUT = 60.0
+BRANCH = "main"
+LOG_NAME = "memory-repository-push.log"
+LOCK_NAME = "memory-mirror.lock"
+LOG_MAX = 256 * 1024   # past this, the log is cut back to its newest LOG_KEEP bytes
+LOG_KEEP = 64 * 1024
+REMOTE = "git-memfs-mirror"  # the throwaway remote name the URL is given under
+_HEADER = re.compile(r"^--- (\S+) (\S+) on (\S+) ---$")
+_EXIT = re.compile(r"^exit=(\d+)$")
+
+
+# -- configuration ----------------------------------------------------------------------
+
+def _config(git_dir: str) -> dict[str, str]:
+    """The mirror settings (lower-cased keys) in one git call."""
+    res = git.run_light(["--git-dir", git_dir, "config", "-z", "--get-regexp",
+                         r"^(memory\.mirror(url|timeout)|letta\.memoryRepository\.url)$"],
+                        cwd=git_dir, check=False, scrub=True)
+    found: dict[str, str] = {}
+    for item in res.zsplit():
+        key, _, value = item.partition("\n")
+        found[key.lower()] = value  # the last value wins, as with git config --get
+    return found
+
+
+def _url(cfg: dict[str, str]) -> tuple[str | None, str | None]:
+    """(url, the key it came from); blank values count as unset."""
+    for key in URL_KEYS:
+        value = cfg.get(key.lower(), "").strip()
+        if value:
+            return value, key
+    return None, None
+
+
+def _timeout(cfg: dict[str, str]) -> float:
+    try:
+        value = float(cfg.get(TIMEOUT_KEY.lower(), "") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
+def log_path(common_dir: str) -> str:
+    return os.path.join(common_dir, LOG_NAME)
+
+
+def show_url(url: str | None) -> str | None:
+    return None if url is None else redact(url)
+
+
+# -- the hook side ----------------------------------------------------------------------
+
+def after_commit(cwd: str) -> bool:
+    """post-commit: start a detached push of main when a mirror is configured and
+    the commit is on main. Returns whether a push was started."""
+    res = git.run_light(["rev-parse", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd=cwd, check=False)
+    lines = res.out.splitlines()
+    if res.code != 0 or len(lines) != 2 or lines[1] != f"refs/heads/{BRANCH}":
+        return False  # detached HEAD, or another branch (dream/…): never mirrored
+    common = os.path.abspath(os.path.join(cwd, lines[0]))
+    url, _ = _url(_config(common))
+    if url is None:
+        return False
+    from .hookmain import spawn_detached
+    spawn_detached(["mirror-push", "-", common], cwd=common)
+    return True
+
+
+def background_push(common_dir: str) -> int:
+    """The detached child: push main, log the outcome, leave nothing running."""
+    import signal
+
+    try:
+        cfg = _config(common_dir)
+        url, _ = _url(cfg)
+        if url is not None:
+            push_logged(common_dir, url, BRANCH, _timeout(cfg))
+    except Exception as exc:  # noqa: BLE001 - nobody is watching: the log is the only witness
+        try:
+            _append(common_dir, f"\n--- {_now()} (none) on {BRANCH} ---\nerror: {exc}\nexit=1\n")
+        except OSError:
+            pass
+    finally:
+        # git push may leave helpers (git-remote-http, ssh) blocked on a dead server
+        # after a timeout; they share this session's process group, so end them all
+        # (only when this process leads its own group, as spawn_detached arranges).
+        if os.getpgid(0) == os.getpid():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            try:
+                os.killpg(0, signal.SIGTERM)
+            except OSError:
+                pass
+    return 0
+
+
+def push_logged(common_dir: str, url: str, branch: str, timeout: float,
+                lock_timeout: float | None = None) -> tuple[int, str]:
+    """Push `branch` to `url` (never forced) under the mirror lock, and log it.
+    Returns (exit code, redacted git output)."""
+    from .repo import FileLock
+
+    lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir,
+                    lock_timeout if lock_timeout is not None else timeout * 3)
+    with lock:  # BusyError when a stuck push holds it for too long
+        sha = git.run_light(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
+                            cwd=common_dir, check=False, scrub=True).out.strip()
+        _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n")
+        code, output = _push(common_dir, url, branch, timeout)
+        _append(common_dir, (output + "\n" if output else "") + f"exit={code}\n")
+    return code, output
+
+
+def _push(common_dir: str, url: str, branch: str, timeout: float) -> tuple[int, str]:
+    args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
+    config = {f"remote.{REMOTE}.url": url,
+              # A server that accepts and then says nothing: curl gives up on its own too.
+              "http.lowSpeedLimit": "1", "http.lowSpeedTime": str(max(1, int(timeout)))}
+    try:
+        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False)
+    except git.GitError as exc:
+        return 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
+    text = redact((res.err + res.out).strip())
+    return res.code, "\n".join(ln for ln in text.splitlines() if ln.strip())
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def _append(common_dir: str, text: str) -> None:
+    path = log_path(common_dir)
+    _bound(path)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(redact(text))
+
+
+def _bound(path: str) -> None:
+    """Keep the log small: past LOG_MAX, keep the newest LOG_KEEP bytes from an entry start."""
+    try:
+        if os.path.getsize(path) <= LOG_MAX:
+            return
+        with open(path, "rb") as fh:
+            fh.seek(-LOG_KEEP, os.SEEK_END)
+            tail = fh.read()
+    except OSError:
+        return
+    start = tail.find(b"\n--- ")
+    tail = tail[start:] if start >= 0 else b""
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as fh:
+        fh.write(tail)
+    os.replace(tmp, path)
+
+
+# -- reading the log ----------------------------------------------------------------------
+
+def read_log(common_dir: str) -> str:
+    try:
+        with open(log_path(common_dir), encoding="utf-8", errors="replace") as fh:
+            return fh.read()
+    except OSError:
+        return ""
+
+
+def entries(text: str) -> list[dict[str, Any]]:
+    """The log's entries, oldest first: time, commit, branch, exit (None while running), output."""
+    found: list[dict[str, Any]] = []
+    for line in text.splitlines():
+        head = _HEADER.match(line)
+        if head:
+            found.append({"time": head.group(1), "commit": head.group(2), "branch": head.group(3),
+                          "exit": None, "ok": None, "output": ""})
+            continue
+        if not found or found[-1]["exit"] is not None:
+            continue
+        done = _EXIT.match(line)
+        if done:
+            found[-1]["exit"] = int(done.group(1))
+            found[-1]["ok"] = found[-1]["exit"] == 0
+        elif line.strip():
+            found[-1]["output"] += ("\n" if found[-1]["output"] else "") + line
+    return found
+
+
+# -- the `git memory mirror` commands -------------------------------------------------------
 
 def status(repo: Repo) -> dict[str, Any]:
-    return {"url": None, "last_push": None}
+    """What `git memory status` and `mirror status` show: url (redacted), where it is
+    configured, and the last push (None before the first one)."""
+    cfg = _config(repo.common_dir)
+    url, key = _url(cfg)
+    log = entries(read_log(repo.common_dir))
+    last = log[-1] if log else None
+    if last is not None:
+        last = {**last, "running": last["exit"] is None and _push_running(repo.common_dir)}
+    return {"url": show_url(url), "key": key, "branch": BRANCH, "timeout": _timeout(cfg),
+            "last_push": last, "log": log_path(repo.common_dir)}
+
+
+def _push_running(common_dir: str) -> bool:
+    """Whether a push holds the mirror lock (an entry without exit= and a free lock
+    belongs to a push that was killed)."""
+    from .repo import FileLock
+
+    lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir, 0)
+    if lock.acquire(wait=False):
+        lock.release()
+        return False
+    return True
+
+
+def set_url(repo: Repo, url: str) -> str:
+    url = url.strip()
+    if not url or any(ch.isspace() for ch in url) or url.startswith("-"):
+        raise MemfsError(f"mirror: {url!r} is not a git URL; give e.g. git@github.com:you/memory.git "
+                         "or https://github.com/you/memory.git")
+    repo.git("config", "--local", URL_KEYS[0], url)
+    note = ""
+    other = (repo.cfg(URL_KEYS[1]) or "").strip()
+    if other and other != url:
+        note = f" ({URL_KEYS[0]} takes precedence over {URL_KEYS[1]}={show_url(other)})"
+    return f"Mirror URL set to {show_url(url)}{note}."
+
+
+def unset(repo: Repo) -> str:
+    url, _ = _url(_config(repo.common_dir))
+    if url is None:
+        return "No mirror URL was configured."
+    for key in URL_KEYS:
+        repo.git("config", "--local", "--unset-all", key, check=False)
+    return f"Mirror URL removed (was {show_url(url)})."
+
+
+def push(repo: Repo) -> tuple[str, str]:
+    """Push the current branch to the mirror now; (branch, output). Raises on failure."""
+    cfg = _config(repo.common_dir)
+    url, _ = _url(cfg)
+    if url is None:
+        raise MemfsError("mirror: no mirror URL configured; set one with git memory mirror set-url URL")
+    if repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).code != 0:
+        raise MemfsError("mirror: the memory repo has no commits yet, nothing to push; make a change and "
+                         "commit first")
+    ref = repo.git("symbolic-ref", "-q", "HEAD", check=False).out.strip()
+    if not ref.startswith("refs/heads/"):
+        raise MemfsError("mirror: HEAD is detached; check out a branch (git switch main) before pushing")
+    branch = ref[len("refs/heads/"):]
+    code, output = push_logged(repo.common_dir, url, branch, _timeout(cfg))
+    if code != 0:
+        raise MemfsError(f"mirror: push of {branch} to {show_url(url)} failed: "
+                         f"{output or f'git push exited with {code}'}", details={"output": output})
+    return branch, output

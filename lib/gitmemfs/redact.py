@@ -7,31 +7,41 @@ well-known token prefixes). Applied to git errors, logs and JSON output.
 """
 from __future__ import annotations
 
-import base64
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # keep `typing` off the hook's import path
+if TYPE_CHECKING:
+    from typing import Any
 
 MASK = "<redacted>"
 
 _secrets: set[str] = set()
 
-# Each pattern comes with the literals (in lowercased text) that any match must
-# contain: a cheap substring test skips the regex on long text without them
-# (a compiled prompt of 100,000 files is megabytes).
-_PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = [
+# (pattern, replacement, literals any match must contain in the lowercased text).
+# The cheap substring test skips a regex on long text without its literal (a
+# compiled prompt of 100,000 files is megabytes); patterns compile on first use,
+# since most runs of the hooks never print anything.
+_RULES: list[tuple[str, str, tuple[str, ...]]] = [
     # Authorization headers of any scheme, with or without the http.extraHeader= prefix.
-    (re.compile(r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+"), r"\1" + MASK, ("authorization:",)),
+    (r"(?i)(authorization:\s*[A-Za-z][\w-]*\s+)[^\s'\"`]+", r"\1" + MASK, ("authorization:",)),
     # Inline credential-helper scripts and query strings.
-    (re.compile(r"(?i)(password=)[^\s'\"`;&]+"), r"\1" + MASK, ("password=",)),
+    (r"(?i)(password=)[^\s'\"`;&]+", r"\1" + MASK, ("password=",)),
     # Letta API keys and common forge tokens.
-    (re.compile(r"sk-let-[A-Za-z0-9_-]+"), "sk-let-" + MASK, ("sk-let-",)),
-    (re.compile(r"\b(gh[pousr]_)[A-Za-z0-9]{16,}"), r"\1" + MASK, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-    (re.compile(r"\b(github_pat_)[A-Za-z0-9_]{16,}"), r"\1" + MASK, ("github_pat_",)),
-    (re.compile(r"\b(glpat-)[A-Za-z0-9_-]{16,}"), r"\1" + MASK, ("glpat-",)),
+    (r"sk-let-[A-Za-z0-9_-]+", "sk-let-" + MASK, ("sk-let-",)),
+    (r"\b(gh[pousr]_)[A-Za-z0-9]{16,}", r"\1" + MASK, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    (r"\b(github_pat_)[A-Za-z0-9_]{16,}", r"\1" + MASK, ("github_pat_",)),
+    (r"\b(glpat-)[A-Za-z0-9_-]{16,}", r"\1" + MASK, ("glpat-",)),
     # URL userinfo: scheme://user:pass@host -> scheme://<redacted>@host. Greedy up to
     # the last '@' before the path so passwords containing '@' or ':' are covered.
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@"), r"\1" + MASK + "@", ("://",)),
+    (r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@", r"\1" + MASK + "@", ("://",)),
 ]
+_PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = []
+
+
+def patterns() -> list[tuple[re.Pattern[str], str, tuple[str, ...]]]:
+    if not _PATTERNS:
+        _PATTERNS.extend((re.compile(p), repl, needles) for p, repl, needles in _RULES)
+    return _PATTERNS
 
 
 def register_secret(value: str | None, *, basic_user: str | None = None) -> None:
@@ -44,6 +54,8 @@ def register_secret(value: str | None, *, basic_user: str | None = None) -> None
         return
     _secrets.add(value)
     if basic_user is not None:
+        import base64  # not needed on the hook path
+
         _secrets.add(base64.b64encode(f"{basic_user}:{value}".encode()).decode())
 
 
@@ -59,7 +71,7 @@ def redact(text: str) -> str:
         if secret in text:
             text = text.replace(secret, MASK)
     lowered = _folded(text)
-    for pattern, repl, needles in _PATTERNS:
+    for pattern, repl, needles in patterns():
         if any(n in lowered for n in needles):
             text = pattern.sub(repl, text)
     return text

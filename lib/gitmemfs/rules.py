@@ -12,7 +12,6 @@ files, real YAML, encodings, symlinks) add their own.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from . import memfile
 from .memfile import Entry, FrontmatterError
@@ -25,10 +24,28 @@ SYMLINK_MODE = "120000"
 _FLAT_SKILL = re.compile(r"^(?:memory/)?skills/[^/]+\.md$", re.IGNORECASE)
 
 
-class Problem(NamedTuple):
-    path: str
-    message: str
-    commit: str | None = None
+class Problem:
+    """One broken rule: `path`, `message`, and the commit it was found in (ranges).
+    (A plain class: NamedTuple and namedtuple cost 1-2 ms of imports in every commit.)"""
+
+    __slots__ = ("path", "message", "commit")
+
+    def __init__(self, path: str, message: str, commit: str | None = None):
+        self.path = path
+        self.message = message
+        self.commit = commit
+
+    def _key(self) -> tuple[str, str, str | None]:
+        return self.path, self.message, self.commit
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Problem) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return f"Problem({self.path!r}, {self.message!r}, {self.commit!r})"
 
     def __str__(self) -> str:
         prefix = f"{self.commit[:7]} " if self.commit else ""

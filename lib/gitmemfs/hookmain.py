@@ -1,0 +1,164 @@
+"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`.
+
+Every commit pays for this module's imports, so it stays lean: no `sh`, no
+`typing`, no `dataclasses`, no `json`, and `yaml` only when a file's frontmatter
+needs it. The hook scripts (`hooks.script()`, `githooks/memfs-hook`) start it with
+`-I` so neither the repository's files nor PYTHON* variables can change what runs.
+
+After its own work a hook runs `<hook>.local` from the same folder, if there is
+one: that is where a repository keeps the hook it had before ours.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from . import check, git
+from .errors import MemfsError
+from .redact import redact
+
+# The one-liner the hook scripts hand to `python -I [-S] -c`; argv: PATHS HOOK SCRIPT ARGS...
+# PATHS is "LIB[:SITE...]": LIB (the folder holding gitmemfs) goes first on sys.path,
+# SITE folders (where PyYAML lives, for `-S`, which skips site.py) go last. An empty
+# LIB means "gitmemfs is installed": never put '' (the cwd) on sys.path.
+BOOT = ("import sys; lib, *site = sys.argv[1].split(':'); sys.path[:0] = [lib] if lib else []; "
+        "sys.path += site; from gitmemfs.hookmain import main; sys.exit(main(sys.argv[2:]))")
+LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HEADER = "Frontmatter validation failed:"  # upstream's wording; agents know it
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) < 2:
+        sys.stderr.write("usage: python -m gitmemfs.hookmain HOOK SCRIPT [ARGS...]\n")
+        return 2
+    hook, script, args = argv[0], argv[1], argv[2:]
+    if hook == "mirror-push":  # the detached child of post-commit, not a git hook
+        from . import mirror
+        return mirror.background_push(args[0] if args else ".")
+    handler = HANDLERS.get(hook)
+    if handler is None:
+        sys.stderr.write(f"git-memfs: no such hook: {hook}\n")
+        return 2
+    stdin = sys.stdin.buffer.read() if hook in READS_STDIN else None
+    try:
+        code = handler(args, stdin)
+    except Exception as exc:  # noqa: BLE001 - a gate fails closed, with a readable line
+        _say(f"error: git-memfs {hook} hook failed: {type(exc).__name__}: {exc} "
+             "(try git memory hooks install; please report it if it persists)")
+        return 0 if hook == "post-commit" else 1
+    if code != 0:
+        return code
+    return run_local(script, hook, args, stdin)
+
+
+# -- the hooks ------------------------------------------------------------------------
+
+def pre_commit(args: list[str], stdin: bytes | None) -> int:
+    """pre-commit and pre-merge-commit: the staged tree against HEAD."""
+    try:
+        report = check.staged(os.getcwd(), env=check.hook_env())
+    except MemfsError as exc:
+        return _fail(f"error: git-memfs could not check this commit: {exc}")
+    if report.ok:
+        return 0
+    _say(HEADER, "", *report.lines())
+    return 1
+
+
+def post_commit(args: list[str], stdin: bytes | None) -> int:
+    """Never fails the commit: it is already made."""
+    try:
+        from . import mirror
+        mirror.after_commit(os.getcwd())
+    except Exception as exc:  # noqa: BLE001 - a mirror problem must not disturb the commit
+        sys.stderr.write(redact(f"git-memfs: mirror push not started: {exc}\n"))
+    # --- dream hook point ----------------------------------------------------------
+    # The dream issue adds `git dream --auto --background` here (DESIGN §9.8), started
+    # with spawn_detached() like the mirror push, so the commit never waits for it and
+    # a dream problem never fails the commit. The installed post-commit script only
+    # starts Python when a key of POST_COMMIT_KEYS is set: keep its setting there.
+    return 0
+
+
+# The settings post-commit acts on (git config names, canonical case: section and key
+# lower-case, subsection as written). With none of them set, the installed script
+# exits without starting Python (it runs <hook>.local itself), which keeps ~15 ms
+# off every commit.
+POST_COMMIT_KEYS = ("memory.mirrorurl", "letta.memoryRepository.url", "dream.trigger")
+
+
+def pre_receive(args: list[str], stdin: bytes | None) -> int:
+    """Server side: every ref update of the push, all in one check."""
+    updates = []
+    for line in (stdin or b"").decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            updates.append((parts[0], parts[1], parts[2]))
+    return _gate(updates)
+
+
+def update(args: list[str], stdin: bytes | None) -> int:
+    """Server side, one ref at a time: `update REF OLD NEW`."""
+    if len(args) != 3:
+        return _fail("error: git-memfs update hook: expected REF OLD NEW")
+    ref, old, new = args
+    return _gate([(old, new, ref)])
+
+
+def _gate(updates: list[tuple[str, str, str]]) -> int:
+    try:
+        report = check.pushed(os.getcwd(), updates)
+    except MemfsError as exc:
+        return _fail(f"error: git-memfs could not check this push: {exc}")
+    if report.ok:
+        return 0
+    refs = ", ".join(ref for _, new, ref in updates if new not in check.ZERO)
+    _say(f"Memory validation failed for {refs}:", "", *report.lines(), "",
+         "Push refused: fix those commits (git memory check shows them) and push again.")
+    return 1
+
+
+HANDLERS = {"pre-commit": pre_commit, "pre-merge-commit": pre_commit, "post-commit": post_commit,
+            "pre-receive": pre_receive, "update": update}
+READS_STDIN = {"pre-receive"}
+
+
+# -- helpers --------------------------------------------------------------------------
+
+def _say(*lines: str) -> None:
+    sys.stderr.write(redact("\n".join(lines)) + "\n")
+
+
+def _fail(line: str) -> int:
+    _say(line)
+    return 1
+
+
+def run_local(script: str, hook: str, args: list[str], stdin: bytes | None) -> int:
+    """Chain to `<hook>.local` next to the hook script, as git would run a hook."""
+    local = os.path.join(os.path.dirname(script), hook + ".local")
+    if not os.path.exists(local):
+        return 0
+    if not os.access(local, os.X_OK):
+        sys.stderr.write(f"hint: {local} was ignored because it is not executable "
+                         f"(chmod +x it to run it after the memory checks)\n")
+        return 0
+    argv = [local, *args]
+    if stdin is None:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execv(local, argv)  # its exit status becomes the hook's
+    import subprocess
+    return subprocess.run(argv, input=stdin).returncode
+
+
+def spawn_detached(args: list[str], cwd: str) -> None:
+    """Start `python -I -c BOOT LIB ARGS...` fully detached: its own session, stdio on
+    /dev/null, no inherited descriptors (the edit commands' writer lock stays with
+    them), and none of the hook's GIT_* repository variables."""
+    import subprocess
+    subprocess.Popen(
+        [sys.executable, "-I", "-c", BOOT, LIB, *args], cwd=cwd,
+        env=git.environment(scrub=True), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
+    )

@@ -1,0 +1,143 @@
+"""`git memory check`: the same rules over the HEAD tree, the staged changes, or
+every commit of a range, for people and for CI."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import commit_all, git, head, memfile, memory, write
+from gitmemfs import check
+
+RO = "read_only: true"
+NO_FM = "missing frontmatter (must start with ---)"
+
+
+def test_default_checks_every_file_at_head(mem: Path) -> None:
+    proc = memory("check", cwd=mem)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 6 files checked (HEAD).\n")
+    write(mem, "system/broken.md", "oops\n")
+    write(mem, "skills/flat.md", memfile("Flat"))
+    commit_all(mem, "bad content with --no-verify")
+    write(mem, "system/unstaged.md", "not committed, not checked\n")
+    proc = memory("check", cwd=mem)
+    assert proc.returncode == 1
+    assert proc.stdout == (
+        "skills/flat.md: invalid skill path (skills must be folders). Use skills/<name>/SKILL.md\n"
+        f"system/broken.md: {NO_FM}\n"
+        "2 problems (HEAD).\n")
+    assert memory("check", "--all", cwd=mem).stdout == proc.stdout
+
+
+def test_json_is_one_object(mem: Path) -> None:
+    write(mem, "system/broken.md", "oops\n")
+    commit_all(mem)
+    proc = memory("check", "--json", cwd=mem)
+    assert proc.returncode == 1
+    out = json.loads(proc.stdout)
+    assert out["ok"] is False and out["mode"] == "all" and out["files"] == 7 and out["commits"] == 0
+    assert out["problems"] == [{"path": "system/broken.md", "message": NO_FM}]
+    assert out["message"].endswith("1 problem (HEAD).")
+
+
+def test_staged_checks_changes_against_head(mem: Path) -> None:
+    write(mem, "system/rules.md", memfile("Ground rules", "edited\n", RO))
+    write(mem, "system/worktree-only.md", "never staged\n")
+    git("add", "system/rules.md", cwd=mem)
+    proc = memory("check", "--staged", cwd=mem)
+    assert proc.returncode == 1
+    assert proc.stdout == ("system/rules.md: file is read_only and cannot be modified\n"
+                           "1 problem (staged changes).\n")
+    git("reset", "-q", cwd=mem)
+    proc = memory("check", "--staged", "--json", cwd=mem)
+    assert json.loads(proc.stdout) == {"ok": True, "message": "No problems: 0 files checked (staged changes).",
+                                       "mode": "staged", "files": 0, "commits": 0, "problems": []}
+
+
+def test_range_checks_each_commit_against_its_parent(mem: Path) -> None:
+    base = head(mem)
+    write(mem, "system/rules.md", memfile("Ground rules", "edited\n", RO))
+    bad = commit_all(mem, "edit a read_only file (--no-verify)")
+    write(mem, "system/later.md", "no frontmatter\n")
+    later = commit_all(mem, "bad file")
+    write(mem, "system/later.md", memfile("Fixed"))
+    commit_all(mem, "fix it: the earlier commit stays bad")
+    proc = memory("check", f"{base}..HEAD", cwd=mem)
+    assert proc.returncode == 1
+    assert proc.stdout == (f"{bad[:7]} system/rules.md: file is read_only and cannot be modified\n"
+                           f"{later[:7]} system/later.md: {NO_FM}\n"
+                           f"2 problems (3 commits of {base}..HEAD).\n")
+    out = json.loads(memory("check", f"{base}..HEAD", "--json", cwd=mem).stdout)
+    assert out["commits"] == 3 and out["problems"][0]["commit"] == bad
+    proc = memory("check", "HEAD~1..HEAD", cwd=mem)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 1 file checked (1 commit of HEAD~1..HEAD).\n")
+
+
+def test_range_through_a_merge_reports_each_problem_once(mem: Path) -> None:
+    base = head(mem)
+    git("switch", "-q", "-c", "side", cwd=mem)
+    write(mem, "reference/x.md", "no frontmatter\n")
+    bad = commit_all(mem, "bad on a side branch")
+    git("switch", "-q", "main", cwd=mem)
+    write(mem, "system/main.md", memfile("Main"))
+    commit_all(mem, "main moves")
+    git("merge", "-q", "--no-verify", "--no-edit", "side", cwd=mem)
+    proc = memory("check", f"{base}..HEAD", "--json", cwd=mem)
+    out = json.loads(proc.stdout)
+    assert out["commits"] == 3
+    assert out["problems"] == [{"path": "reference/x.md", "message": NO_FM, "commit": bad}]
+
+
+@pytest.mark.parametrize("args,code,message", [
+    (["no-such-rev..HEAD"], 1, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
+                               "origin/main..HEAD\n"),
+    (["--staged", "--all"], 2, "error: argument --all: not allowed with argument --staged (see git memory "
+                               "check -h)\n"),
+])
+def test_bad_arguments(mem: Path, args: list[str], code: int, message: str) -> None:
+    proc = memory("check", *args, cwd=mem)
+    assert (proc.returncode, proc.stderr) == (code, message)
+
+
+def test_works_in_any_git_repo_and_subfolders(tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    git("init", "-q", str(plain), cwd=tmp_path)
+    proc = memory("check", cwd=plain)
+    assert (proc.returncode, proc.stdout) == (0, "No commits yet: nothing to check.\n")
+    write(plain, "memory/system/x.md", "no frontmatter\n")  # Letta's memory/ prefix
+    write(plain, "docs/readme.md", "outside the letta scope\n")
+    commit_all(plain)
+    proc = memory("check", cwd=plain / "docs")
+    assert proc.returncode == 1 and proc.stdout.startswith(f"memory/system/x.md: {NO_FM}\n")
+    proc = memory("--memory-dir", str(plain), "check", cwd=tmp_path)
+    assert proc.returncode == 1
+    proc = memory("check", cwd=tmp_path)
+    assert proc.returncode == 4 and "is not a git repository" in proc.stderr
+
+
+def test_scope_is_read_only_when_it_matters(mem: Path) -> None:
+    # Files under system/, reference/ and skills/ are judged the same in both scopes,
+    # so a bad memory.checkScope only fails a check that needs it.
+    git("config", "memory.checkScope", "bogus", cwd=mem)
+    assert memory("check", cwd=mem).returncode == 0
+    write(mem, "notes/free.md", memfile("Free"))
+    commit_all(mem)
+    proc = memory("check", cwd=mem)
+    assert proc.returncode == 1
+    assert "memory.checkScope must be one of letta, all (got 'bogus'); fix it with git config" in proc.stderr
+
+
+def test_engine_api_for_other_gates(mem: Path) -> None:
+    """What the dream merge and the server hooks call."""
+    base = head(mem)
+    write(mem, "system/rules.md", memfile("Ground rules", "edited\n", RO))
+    bad = commit_all(mem)
+    report = check.commit_range(str(mem), f"{base}..HEAD")
+    assert [str(p) for p in report.problems] == [f"{bad[:7]} system/rules.md: file is read_only and cannot be modified"]
+    assert check.commit_range(str(mem), [bad, "--not", base]).lines() == report.lines()
+    assert check.commit_range(str(mem), f"{bad}..{bad}").ok
+    assert check.tree(str(mem), base).ok and check.tree(str(mem)).files == 6
+    pushed = check.pushed(str(mem), [(base, bad, "refs/heads/main")])
+    assert pushed.ok, "already in the repository: nothing new to check"
+    assert check.pushed(str(mem), [(bad, "0" * 40, "refs/heads/gone")]).ok
