@@ -9,7 +9,7 @@ import pytest
 
 from conftest import git, memory
 from dreamkit import common_dir, dream, dream_json, landlock, wait_for
-from gitmemfs.dream import state, trigger
+from gitmemfs.dream import sandbox, state, trigger
 
 
 def records(repo: Path) -> list[dict]:
@@ -110,3 +110,20 @@ def test_background_returns_at_once_and_runs_detached(repo: Path, tmp_path: Path
     wait_for(lambda: settled(repo, 1), what="the background dream")
     assert [r["status"] for r in records(repo)] == ["merged"]
     assert "Prefers green tea." in (repo / "system/human.md").read_text()
+
+
+def test_post_commit_hook_launches_a_due_dream(repo: Path) -> None:
+    """End to end: plain memory edits fire the installed post-commit hook, which
+    starts the due dream in the background; the edits themselves never wait."""
+    git("config", "dream.trigger", "commits", cwd=repo)
+    git("config", "dream.every", "2", cwd=repo)
+    git("config", "dream.agent", 'git memory create notes/dreamt.md "From the hook." -d "Dreamt" '
+        '-m "Dream from the post-commit hook"', cwd=repo)
+    env = {} if sandbox.probe_abi()[0] >= sandbox.MIN_ABI else {"GIT_DREAM_SANDBOX": "0"}
+    for n in range(2):
+        assert memory("create", f"notes/n{n}.md", "x", "-d", f"Note {n}", "-m", f"Note {n}", cwd=repo,
+                      env=env).returncode == 0
+    wait_for(lambda: settled(repo, 1), what="the dream the hook started")
+    assert [r["status"] for r in records(repo)] == ["merged"]
+    assert (repo / "notes/dreamt.md").exists()
+    assert git("log", "-1", "--format=%s", cwd=repo).stdout.startswith("merge(dream):")

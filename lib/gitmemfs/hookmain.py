@@ -72,11 +72,11 @@ def post_commit(args: list[str], stdin: bytes | None) -> int:
         mirror.after_commit(os.getcwd())
     except Exception as exc:  # noqa: BLE001 - a mirror problem must not disturb the commit
         sys.stderr.write(redact(f"git-memfs: mirror push not started: {exc}\n"))
-    # --- dream hook point ----------------------------------------------------------
-    # The dream issue adds `git dream --auto --background` here (DESIGN §9.8), started
-    # with spawn_detached() like the mirror push, so the commit never waits for it and
-    # a dream problem never fails the commit. The installed post-commit script only
-    # starts Python when a key of POST_COMMIT_KEYS is set: keep its setting there.
+    # A due dream starts detached (DESIGN §9.8): the commit never waits for it, and
+    # maybe_launch never raises. The installed script only starts Python when a key
+    # of POST_COMMIT_KEYS is set, and dream.trigger is one of them.
+    from .dream import trigger
+    trigger.maybe_launch(os.getcwd())
     return 0
 
 
