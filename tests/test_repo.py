@@ -102,3 +102,14 @@ def test_busy_writer_lock_exits_3(mem: Path) -> None:
     assert waited >= 0.5
     assert snapshot(mem) == before
     assert head(mem) == before[0]
+
+
+def test_init_with_remote_tracks_it_so_sync_pushes(tmp_path: Path) -> None:
+    bare = tmp_path / "remote.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    mem = tmp_path / "mem"
+    assert memory("init", str(mem), "--remote", str(bare), cwd=tmp_path).returncode == 0
+    assert git("rev-parse", "--abbrev-ref", "main@{upstream}", cwd=mem, check=False).returncode != 0  # not fetched yet
+    proc = memory("sync", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert git("rev-parse", "main", cwd=bare).stdout == git("rev-parse", "HEAD", cwd=mem).stdout

@@ -77,6 +77,9 @@ def _configure(repo: Repo, agent_id: str | None, agent_name: str | None, remote:
         current = repo.git("remote", "get-url", "origin", check=False)
         if current.code != 0:
             repo.git("remote", "add", "origin", remote)
+            # main tracks origin/main, so `git memory sync` knows where to push.
+            repo.git("config", "--local", "branch.main.remote", "origin")
+            repo.git("config", "--local", "branch.main.merge", "refs/heads/main")
         elif current.out.strip() != remote:
             raise MemfsError(f"memory init: origin already points at {current.out.strip()}; change it "
                              f"with git remote set-url origin {remote}")
