@@ -25,22 +25,39 @@ def _spec() -> str:
 
 def pages() -> dict[str, str]:
     """{relative path: page text} for every configured page."""
+    import gitmemfs
+
+    day = datetime.datetime.strptime(gitmemfs.__date__, "%Y-%m-%d").replace(tzinfo=datetime.timezone.utc)
+    saved = {k: os.environ.get(k) for k in ("COLUMNS", "SOURCE_DATE_EPOCH")}
+    os.environ.update(COLUMNS="80", SOURCE_DATE_EPOCH=str(int(day.timestamp())))
+    try:
+        return _render()
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _render() -> dict[str, str]:
     from argparse_manpage.manpage import Manpage
     from argparse_manpage.tooling import get_parser
     from build_manpages.build_manpages import parse_manpages_spec
 
     import gitmemfs
 
-    os.environ["COLUMNS"] = "80"
-    day = datetime.datetime.strptime(gitmemfs.__date__, "%Y-%m-%d").replace(tzinfo=datetime.timezone.utc)
-    os.environ["SOURCE_DATE_EPOCH"] = str(int(day.timestamp()))
     out = {}
     for path, data in parse_manpages_spec(_spec()).items():
         parser = get_parser(data.pop("import_type"), data.pop("import_from"), data.pop("objname"),
                             data.pop("objtype"), data.get("prog"))
         data.setdefault("project_name", "git-memfs")
         data.setdefault("version", gitmemfs.__version__)
-        out[path] = str(Manpage(parser, _data=data, format=data.get("format", "pretty")))
+        page = str(Manpage(parser, _data=data, format=data.get("format", "pretty")))
+        # The title is the page's name (GIT-DREAM), not the prog with its space.
+        title = os.path.splitext(os.path.basename(path))[0].upper().replace("-", "\\-")
+        first, _, rest = page.partition("\n")
+        out[path] = f'.TH {title} "1"' + first.split('"1"', 1)[1] + "\n" + rest
     return out
 
 
