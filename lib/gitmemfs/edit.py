@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from . import memfile, paths
@@ -46,12 +45,15 @@ class InvalidLine(MemfsError):
         self.line_count = line_count
 
 
-@dataclass
 class Outcome:
-    message: str
-    commit: str | None = None
-    paths: list[str] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    """What an edit did: the message for people, the commit and paths for --json."""
+
+    def __init__(self, message: str, commit: str | None = None, paths: list[str] | None = None,
+                 extra: dict[str, Any] | None = None):
+        self.message = message
+        self.commit = commit
+        self.paths = paths if paths is not None else []
+        self.extra = extra if extra is not None else {}
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"ok": True, "message": self.message}

@@ -4,10 +4,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .. import check, hooks, mirror
 from ..errors import UsageError
 from ..repo import locate
 from .common import Report
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .. import hooks
 
 CHECK_DESCRIPTION = """\
 Validate memory files with the same rules as the pre-commit hook.
@@ -77,6 +80,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 # -- check ---------------------------------------------------------------------------------
 
 def do_check(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import check, hooks
+
     where = hooks.place(locate(ctx.memory_dir)[0])
     if args.staged:
         if where.bare:
@@ -107,6 +112,8 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
 # -- hooks ---------------------------------------------------------------------------------
 
 def _hooks_place(ctx: Any) -> hooks.Place:
+    from .. import hooks
+
     where = hooks.place(locate(ctx.memory_dir)[0])
     if not where.bare:
         ctx.repo()  # a work tree must be a memory repository (raises with the fix)
@@ -114,11 +121,15 @@ def _hooks_place(ctx: Any) -> hooks.Place:
 
 
 def do_hooks_install(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import hooks
+
     done = hooks.install(_hooks_place(ctx), force=args.force)
     return Report(done.message(), done.as_dict())
 
 
 def do_hooks_status(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import hooks
+
     info = hooks.status(_hooks_place(ctx))
     return Report(hooks.describe(info), info)
 
@@ -126,6 +137,8 @@ def do_hooks_status(args: argparse.Namespace, ctx: Any) -> Report:
 # -- mirror --------------------------------------------------------------------------------
 
 def do_mirror_set(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import hooks, mirror
+
     repo = ctx.repo()
     message = mirror.set_url(repo, args.url)
     post = hooks.status(repo)["hooks"]["post-commit"]
@@ -138,11 +151,15 @@ def do_mirror_set(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_mirror_unset(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import mirror
+
     repo = ctx.repo()
     return Report(mirror.unset(repo), mirror.status(repo))
 
 
 def do_mirror_push(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import mirror
+
     repo = ctx.repo()
     branch, output = mirror.push(repo)
     info = mirror.status(repo)
@@ -151,6 +168,8 @@ def do_mirror_push(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_mirror_status(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import mirror
+
     repo = ctx.repo()
     info = mirror.status(repo)
     if info["url"] is None:

@@ -10,10 +10,16 @@ import os
 import sys
 from typing import Any
 
-from .. import compile as compiler
-from .. import snapshot, tokens, tree
 from ..redact import redact
 from .common import Report
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .. import snapshot
+
+# The operations are imported by the handlers, so `git memory str_replace` does not
+# pay for them; keep this in step with compile.COMPAT_MODES (tests check it).
+COMPAT_MODES = ("letta",)
 
 MAX_WARNINGS = 10
 CACHE_FILE = "memory-descriptions.cache"  # in the git dir; see snapshot.DescriptionCache
@@ -63,7 +69,7 @@ def _rev(p: argparse.ArgumentParser) -> None:
 
 
 def _compat(p: argparse.ArgumentParser, what: str) -> None:
-    p.add_argument("--compat", choices=compiler.COMPAT_MODES, help=f"letta: {what}")
+    p.add_argument("--compat", choices=COMPAT_MODES, help=f"letta: {what}")
 
 
 def _count(text: str) -> int:
@@ -93,6 +99,9 @@ def _no_gc() -> None:
 
 
 def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
+    from .. import compile as compiler
+    from .. import snapshot
+
     _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
@@ -119,6 +128,8 @@ def _warn(docs: list[snapshot.Doc]) -> None:
 
 
 def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import snapshot, tree
+
     _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
@@ -129,6 +140,9 @@ def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
+    from .. import compile as compiler
+    from .. import snapshot, tokens
+
     _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)

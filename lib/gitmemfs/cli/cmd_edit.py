@@ -7,9 +7,14 @@ import stat
 import sys
 from typing import Any
 
-from ..edit import Editor, Outcome
 from ..errors import UsageError
-from ..toolcall import SCHEMAS, call
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..edit import Editor, Outcome
+
+# Operations are imported by the handlers: a command pays only for what it runs.
+SCHEMAS = ("letta", "anthropic")  # toolcall.SCHEMAS (tests check they agree)
 
 REASON_HELP = "why this change is made; becomes the commit subject (required)"
 
@@ -91,32 +96,40 @@ def read_stdin_arg(value: str | None) -> str | None:
     return value
 
 
+def editor(ctx: Any) -> Editor:
+    from ..edit import Editor
+
+    return Editor(ctx.repo())
+
+
 def do_create(args: argparse.Namespace, ctx: Any) -> Outcome:
     text = read_stdin_arg(args.file_text)
-    return Editor(ctx.repo()).create(args.path, args.description, text, args.reason)
+    return editor(ctx).create(args.path, args.description, text, args.reason)
 
 
 def do_str_replace(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return Editor(ctx.repo()).str_replace(args.path, args.old, args.new, args.reason, replace_all=args.all)
+    return editor(ctx).str_replace(args.path, args.old, args.new, args.reason, replace_all=args.all)
 
 
 def do_insert(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return Editor(ctx.repo()).insert(args.path, args.line, args.text, args.reason)
+    return editor(ctx).insert(args.path, args.line, args.text, args.reason)
 
 
 def do_delete(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return Editor(ctx.repo()).delete(args.path, args.reason)
+    return editor(ctx).delete(args.path, args.reason)
 
 
 def do_rename(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return Editor(ctx.repo()).rename(args.old_path, args.new_path, args.reason)
+    return editor(ctx).rename(args.old_path, args.new_path, args.reason)
 
 
 def do_update_description(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return Editor(ctx.repo()).update_description(args.path, args.description, args.reason)
+    return editor(ctx).update_description(args.path, args.description, args.reason)
 
 
 def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
+    from ..toolcall import call
+
     ctx.json = True  # the tool-call interface always answers in JSON
     payload = read_stdin_arg(args.payload)
     if payload is None or not payload.strip():

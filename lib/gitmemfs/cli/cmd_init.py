@@ -4,8 +4,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..edit import Outcome
-from ..init import init
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..edit import Outcome
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -23,5 +24,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def do_init(args: argparse.Namespace, ctx: Any) -> Outcome:
+    from ..init import init
+
     return init(args.directory, memory_dir=ctx.memory_dir, agent_id=args.agent_id,
                 agent_name=args.agent_name, remote=args.remote)

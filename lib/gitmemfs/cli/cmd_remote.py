@@ -5,7 +5,6 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from .. import remote, status
 from ..errors import MemfsError
 from .common import print_text
 
@@ -69,6 +68,8 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
 
 
 def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
+    from .. import remote
+
     url, directory = args.target, args.directory
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
@@ -77,6 +78,8 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
+    from .. import remote
+
     result = remote.sync(ctx.repo(), notify=_notifier(ctx))
     if result.code and not ctx.json:
         # A state that needs attention is an error line on stderr like any other
@@ -86,4 +89,6 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
 
 
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
+    from .. import status
+
     return status.status(ctx.repo())

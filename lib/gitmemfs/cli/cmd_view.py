@@ -4,8 +4,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..edit import Editor, Outcome
 from ..errors import UsageError
+from .cmd_edit import editor
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ..edit import Outcome
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -30,4 +34,4 @@ def _range(text: str) -> tuple[int, int]:
 def do_view(args: argparse.Namespace, ctx: Any) -> Outcome:
     if args.range and args.range[0] < 1:
         raise UsageError("--range starts at line 1")
-    return Editor(ctx.repo()).view(args.path, view_range=args.range, numbered=args.line_numbers)
+    return editor(ctx).view(args.path, view_range=args.range, numbered=args.line_numbers)
