@@ -153,12 +153,8 @@ def run_local(script: str, hook: str, args: list[str], stdin: bytes | None) -> i
 
 
 def spawn_detached(args: list[str], cwd: str) -> None:
-    """Start `python -I -c BOOT LIB ARGS...` fully detached: its own session, stdio on
-    /dev/null, no inherited descriptors (the edit commands' writer lock stays with
-    them), and none of the hook's GIT_* repository variables."""
-    import subprocess
-    subprocess.Popen(
-        [sys.executable, "-I", "-c", BOOT, LIB, *args], cwd=cwd,
-        env=git.environment(scrub=True), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL, close_fds=True, start_new_session=True,
-    )
+    """Start `python -I -c BOOT LIB ARGS...` fully detached (see detach.py), without
+    the hook's GIT_* repository variables."""
+    from . import detach
+
+    detach.spawn([sys.executable, "-I", "-c", BOOT, LIB, *args], cwd=cwd, env=git.environment(scrub=True))

@@ -2,7 +2,8 @@
 
 `maybe_launch(repo_root)` is what the post-commit hook calls. It is cheap when
 nothing is due — one `git config` call when `dream.trigger` is not `commits` —
-and imports only the standard library, so it stays off the hook's hot path.
+and imports only light modules (the git runner, no subprocess), so it stays cheap in
+the post-commit hook.
 
 Due means: `dream.trigger=commits` and at least `dream.every` (default 25)
 commits carrying a `Memory-Op:` trailer landed on HEAD since the parent HEAD the
@@ -14,31 +15,36 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import subprocess
 import sys
 import time
 from typing import Mapping, Sequence
+
+from .. import detach, git
 
 DEFAULT_EVERY = 25
 BACKOFF_BASE = 300.0
 BACKOFF_MAX = 86400.0
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-_REPO_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_PREFIX", "GIT_COMMON_DIR",
-             "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE",
-             "GIT_CONFIG_PARAMETERS", "GIT_QUARANTINE_PATH", "GIT_REFLOG_ACTION", "GIT_EDITOR",
-             "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
+# Besides git's repository variables, what a commit in progress exports that a
+# dream started from its hook must not inherit.
+_COMMIT_ENV = ("GIT_REFLOG_ACTION", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
-def _git(root: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=30)
+def _git(root: str, *args: str) -> git.Result:
+    return git.run_light(list(args), cwd=root, scrub=True, check=False, timeout=30)
+
+
+def _clean_env() -> dict[str, str]:
+    env = git.environment(scrub=True)
+    for key in _COMMIT_ENV:
+        env.pop(key, None)
+    return env
 
 
 def settings(root: str) -> dict[str, str]:
     res = _git(root, "config", "-z", "--get-regexp", r"^dream\.(trigger|every)$")
     out: dict[str, str] = {}
-    for item in res.stdout.split("\0"):
+    for item in res.out.split("\0"):
         key, _, value = item.partition("\n")
         if key:
             out[key.lower()] = value.strip()
@@ -89,11 +95,11 @@ def backoff_left(common_dir: str, now: float | None = None) -> tuple[int, float]
 
 def commits_since(root: str, since: str | None) -> int:
     args = ["rev-list", "--count", "--grep=^Memory-Op: ", "HEAD"]
-    if since and _git(root, "cat-file", "-e", f"{since}^{{commit}}").returncode == 0:
+    if since and _git(root, "cat-file", "-e", f"{since}^{{commit}}").code == 0:
         args.append(f"^{since}")
     res = _git(root, *args)
     try:
-        return int(res.stdout.strip()) if res.returncode == 0 else 0
+        return int(res.out.strip()) if res.code == 0 else 0
     except ValueError:
         return 0
 
@@ -143,8 +149,8 @@ def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> boo
         if (cfg.get("dream.trigger") or "off").lower() != "commits":
             return False
         res = _git(repo_root, "rev-parse", "--path-format=absolute", "--git-common-dir")
-        common = res.stdout.strip()
-        if res.returncode != 0 or not common or running(common):
+        common = res.out.strip()
+        if res.code != 0 or not common or running(common):
             return False
         if not due(repo_root, common, cfg)[0]:
             return False
@@ -161,39 +167,8 @@ def launch_detached(root: str, common_dir: str, args: Sequence[str]) -> int:
     logs = os.path.join(common_dir, "dream", "logs")
     os.makedirs(logs, exist_ok=True)
     log_path = os.path.join(logs, "background.log")
-    env = {k: v for k, v in os.environ.items() if k not in _REPO_ENV}
+    env = _clean_env()
     path = env.get("PYTHONPATH", "")
     env["PYTHONPATH"] = PACKAGE_PARENT + (os.pathsep + path if path else "")
     argv = [sys.executable, "-m", "gitmemfs.cli.dream", "--memory-dir", root, *args]
-    return _double_fork(argv, root, env, log_path)
-
-
-def _double_fork(argv: list[str], cwd: str, env: dict[str, str], log_path: str) -> int:
-    """fork, setsid, fork again: the grandchild is re-parented to init at once, so the
-    caller neither waits for it nor leaves a zombie behind."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - runs in the forked child
-        try:
-            os.close(r)
-            os.setsid()
-            grandchild = os.fork()
-            if grandchild == 0:
-                null = os.open(os.devnull, os.O_RDONLY)
-                out = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-                os.dup2(null, 0)
-                os.dup2(out, 1)
-                os.dup2(out, 2)
-                os.closerange(3, 65536)
-                os.chdir(cwd)
-                os.execve(argv[0], argv, env)
-            os.write(w, str(grandchild).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    try:
-        data = os.read(r, 32)
-    finally:
-        os.close(r)
-    os.waitpid(pid, 0)
-    return int(data or b"0")
+    return detach.spawn(argv, cwd=root, env=env, log_path=log_path)
