@@ -27,6 +27,20 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see {self.prog} -h)", details={"usage": self.format_usage().strip()})
 
 
+def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool, quiet: bool = True) -> None:
+    """--memory-dir, --json and (unless quiet=False) -q. With `suppress`, for the copy
+    after a subcommand: unset values stay unset and do not clobber the main parser's."""
+    default = argparse.SUPPRESS if suppress else None
+    flag = argparse.SUPPRESS if suppress else False
+    parser.add_argument("--memory-dir", metavar="DIR", default=default,
+                        help="memory repository to use (default: $MEMORY_DIR, $AGENT_ID's "
+                             "~/.letta/agents/<id>/memory, else the current work tree)")
+    parser.add_argument("--json", action="store_true", default=flag,
+                        help="print one JSON object on stdout, errors included")
+    if quiet:
+        parser.add_argument("-q", "--quiet", action="store_true", default=flag, help="print nothing on success")
+
+
 class Report:
     """A plain command result: text for people, a dict for --json."""
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 
 from .. import __version__
 from ..repo import open_repo
-from .common import Parser, boundary, print_json, print_text
+from .common import Parser, add_global_options, boundary, print_json, print_text
 
 DESCRIPTION = """\
 Run a dream pass over a memory repository: an agent command of your choice works on
@@ -32,19 +32,10 @@ config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable)."""
 
 
-def add_common(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    default = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--memory-dir", metavar="DIR", default=default,
-                        help="memory repository (default: $MEMORY_DIR, $AGENT_ID's memory, else the "
-                             "current work tree)")
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="print one JSON object on stdout")
-
-
 def build_parser() -> Parser:
     parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_common(parser, suppress=False)
+    add_global_options(parser, suppress=False, quiet=False)
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
     parser.add_argument("--agent", metavar="CMD", help="agent command, or builtin:tidy / builtin:notes")
     parser.add_argument("--from", dest="source", metavar="SOURCE",
@@ -63,7 +54,7 @@ def build_parser() -> Parser:
     parser.add_argument("--background", action="store_true", help="detach and run in the background")
     parser.add_argument("--verbose", action="store_true", help="also copy the agent's output to stderr")
     common = Parser(add_help=False)
-    add_common(common, suppress=True)
+    add_global_options(common, suppress=True, quiet=False)
     # Optional: without a command, git dream runs a pass.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 title="commands (without one, git dream runs a pass)")

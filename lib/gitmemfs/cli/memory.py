@@ -9,7 +9,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..repo import Repo, open_repo
 from . import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
-from .common import Parser, boundary, emit
+from .common import Parser, add_global_options, boundary, emit
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
 MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
@@ -52,18 +52,6 @@ def build_parser() -> Parser:
     for module in MODULES:
         module.register(sub, common)
     return parser
-
-
-def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
-    default = argparse.SUPPRESS if suppress else None
-    parser.add_argument("--memory-dir", metavar="DIR", default=default,
-                        help="memory repository to use (default: $MEMORY_DIR, $AGENT_ID's "
-                             "~/.letta/agents/<id>/memory, else the current work tree)")
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS if suppress else False,
-                        help="print one JSON object on stdout, errors included")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        default=argparse.SUPPRESS if suppress else False,
-                        help="print nothing on success")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,8 +12,7 @@ from .. import patch as patch_engine
 from ..edit import Outcome
 from ..errors import UsageError
 from ..repo import open_repo
-from .common import Parser, boundary, emit
-from .memory import add_global_options
+from .common import Parser, add_global_options, boundary, emit
 
 DESCRIPTION = """\
 Apply one patch in the apply_patch format (the memory_apply_patch tool's input)
