@@ -172,6 +172,17 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) 
     return [Problem(path, m) for m in out]
 
 
+def check_kept(path: str, old: bytes | None, *, deleted: bool, changed: bool,
+               commit: str | None = None) -> list[Problem]:
+    """A merge against one of its other parents (`old` is the file there): a file
+    protected in that parent must come through exactly as it was. read_only files
+    cannot change on any side, so a legitimate merge always keeps them; a merge
+    whose first parent is an old commit could otherwise drop one unseen."""
+    if not changed or not is_markdown(path) or not _read_only_state(old)[1]:
+        return []
+    return [Problem(path, f"file is read_only and cannot be {'deleted' if deleted else 'modified'}", commit)]
+
+
 def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
                  new_mode: str | None = None, commit: str | None = None) -> list[Problem]:
     """Rules for one path changing from `old` to `new` (None = absent).
