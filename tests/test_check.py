@@ -137,6 +137,26 @@ def test_works_in_any_git_repo_and_subfolders(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "is not a git repository" in proc.stderr
 
 
+@pytest.mark.parametrize("env", [{"MEMORY_DIR": "OTHER"}, {"AGENT_ID": "zz"}, {"LETTA_MEMORY_DIR": "OTHER"}])
+def test_checks_the_repository_it_runs_in_not_the_agents(mem: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    # The pre-commit framework and CI run `git memory check` in a shell that may
+    # export an agent's MEMORY_DIR / AGENT_ID: those name the agent's memory for the
+    # edit commands, not the repository being committed to.
+    other = tmp_path / "other"
+    assert memory("init", str(other), cwd=tmp_path).returncode == 0
+    env = {k: str(other) if v == "OTHER" else v for k, v in env.items()}
+    write(mem, "system/rules.md", memfile("Ground rules", "edited\n", RO))
+    git("add", "system/rules.md", cwd=mem)
+    proc = memory("check", "--staged", cwd=mem / "system", env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ("system/rules.md: file is read_only and cannot be modified\n"
+                           "1 problem (staged changes).\n")
+    proc = memory("check", cwd=mem, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 6 files checked (HEAD).\n")
+    proc = memory("--memory-dir", str(other), "check", "--staged", cwd=mem, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 0 files checked (staged changes).\n")
+
+
 def test_scope_is_read_only_when_it_matters(mem: Path) -> None:
     # Files under system/, reference/ and skills/ are judged the same in both scopes,
     # so a bad memory.checkScope only fails a check that needs it.
