@@ -56,6 +56,15 @@ def test_redaction_patterns(text: str, hidden: str) -> None:
     assert hidden not in redact.redact(text)
 
 
+@pytest.mark.parametrize("text", [
+    "clone ssh://git@github.com/me/memory.git",
+    "https://git.example.com:8443/me/memory.git and git@github.com:me/memory.git",
+    "ssh://git@host:2222/path@x",
+])
+def test_a_url_without_a_password_is_left_alone(text: str) -> None:
+    assert redact.redact(text) == text
+
+
 def test_redaction_by_registered_value() -> None:
     redact.register_secret("plain-secret-value", basic_user="letta")
     encoded = base64.b64encode(b"letta:plain-secret-value").decode()
