@@ -21,6 +21,9 @@ DEFAULT_SCOPE = "letta"
 ALLOWED = " ".join(memfile.ALLOWED_KEYS)
 SYMLINK_MODE = "120000"
 
+# Setting read_only is refused like any change to it; sync forgives it (see remote.py).
+READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
+
 _FLAT_SKILL = re.compile(r"^(?:memory/)?skills/[^/]+\.md$", re.IGNORECASE)
 
 
@@ -205,7 +208,7 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
         return found
     has_key, now_protected = _read_only_state(new)
     if has_key and not had_key:
-        found += problems(["'read_only' is a protected field and cannot be set by the agent"])
+        found += problems([READ_ONLY_SET])
     elif had_key and not has_key:
         found += problems(["'read_only' is a protected field and cannot be removed by the agent"])
     elif had_key and now_protected != was_protected:
