@@ -95,6 +95,26 @@ def test_token_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "generic-token-1" not in redact.redact("the token generic-token-1 leaked")
 
 
+@pytest.mark.parametrize("url,base,letta", [
+    ("https://api.letta.com/v1/git/a1/state.git", None, True),
+    ("https://API.letta.com:443/v1/git/a1/state.git/", None, True),
+    ("https://evil.example/v1/git/a1/state.git", None, False),       # a Letta-looking path elsewhere
+    ("http://api.letta.com/v1/git/a1/state.git", None, False),        # another scheme
+    ("https://api.letta.com:8443/v1/git/a1/state.git", None, False),  # another port
+    ("https://api.letta.com/x/v1/git/a1/state.git", None, False),
+    ("http://127.0.0.1:8283/v1/git/a1/state.git", "http://127.0.0.1:8283", True),
+    ("https://api.letta.com/v1/git/a1/state.git", "http://127.0.0.1:8283", False),
+    ("https://h.example/letta/v1/git/a1/state.git", "https://h.example/letta/", True),
+    ("https://h.example/v1/git/a1/state.git", "https://h.example/letta", False),
+])
+def test_the_letta_key_goes_only_to_the_letta_server(url: str, base: str | None, letta: bool) -> None:
+    env = {"LETTA_API_KEY": "sk-let-lettakey0123"}
+    if base:
+        env["LETTA_BASE_URL"] = base
+    assert auth.is_letta_url(url, env) is letta
+    assert (auth.for_remote(url, env=env).token is not None) is letta
+
+
 def test_letta_url_and_url_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert auth.letta_url("agent-1", {}) == "https://api.letta.com/v1/git/agent-1/state.git"
     assert auth.letta_url("agent-1", {"LETTA_BASE_URL": " http://h:8283// "}) == \

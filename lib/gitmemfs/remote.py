@@ -50,7 +50,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     dest = _destination(url, directory, memory_dir, letta_agent, env)
     existed = _check_destination(dest)
     scheme = auth_scheme or authmod.configured_scheme()
-    creds = authmod.for_remote(url, scheme, letta=bool(letta_agent), env=env)
+    creds = authmod.for_remote(url, scheme, letta=True if letta_agent else None, env=env)
     net = Network(url, creds, notify=notify)
     created = _make_parent(dest)
 
