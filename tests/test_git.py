@@ -32,9 +32,37 @@ def test_environment_is_non_interactive_and_carries_config_in_env(monkeypatch: p
     env = git.environment(config={"http.extraHeader": f"Authorization: Basic {BASIC}"})
     assert env["GIT_TERMINAL_PROMPT"] == "0" and env["GCM_INTERACTIVE"] == "never"
     assert env["GIT_ASKPASS"] == "" and env["SSH_ASKPASS"] == "" and env["GCM_GUI_PROMPT"] == "false"
-    assert "BatchMode=yes" in env["GIT_SSH_COMMAND"]
+    assert env["SSH_ASKPASS_REQUIRE"] == "never"
     assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "core.x"
     assert env["GIT_CONFIG_KEY_1"] == "http.extraHeader"
+
+
+def test_scrub_drops_the_callers_config_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An auth header handed to the triggering git command must not reach a push
+    # started from its hook (the mirror).
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "http.extraHeader")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "Authorization: Bearer theirs")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'http.extraheader'='X: y'")
+    env = git.environment(scrub=True, config={"remote.m.url": "/x"})
+    assert env["GIT_CONFIG_COUNT"] == "1" and env["GIT_CONFIG_KEY_0"] == "remote.m.url"
+    assert "GIT_CONFIG_VALUE_1" not in env and "GIT_CONFIG_PARAMETERS" not in env
+    assert "Bearer theirs" not in repr(env)
+
+
+def test_ssh_runs_in_batch_mode_unless_the_user_chose_a_command(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    git.run_light(["init", "-q", str(tmp_path)], cwd=tmp_path)
+    assert git.ssh_default(tmp_path) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    assert "GIT_SSH_COMMAND" not in git.environment(), "only network calls get it, and not always"
+    git.run_light(["config", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    assert git.ssh_default(tmp_path) == {}
+    assert git.ssh_default(tmp_path, repo_config=False) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    git.run_light(["config", "--global", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    assert git.ssh_default(tmp_path, repo_config=False) == {}
+    git.run_light(["config", "--global", "--unset", "core.sshCommand"], cwd=tmp_path)
+    for name in ("GIT_SSH", "GIT_SSH_COMMAND"):
+        assert git.ssh_default(tmp_path, repo_config=False, base={name: "/usr/bin/my-ssh"}) == {}
 
 
 def test_config_reaches_git_through_env(tmp_path: Path) -> None:

@@ -151,7 +151,9 @@ def test_unreachable_mirror_never_holds_up_a_commit(mem: Path, silent: Silent) -
     # The edit command holds the writer lock and commits with -c settings; neither
     # may reach the background push.
     proc = memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "typo", cwd=mem,
-                  env={"GIT_CONFIG_PARAMETERS": "'http.extraheader'='X-Leak: from-the-commit'"}, timeout=10)
+                  env={"GIT_CONFIG_PARAMETERS": "'http.extraheader'='X-Leak: from-the-commit'",
+                       "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
+                       "GIT_CONFIG_VALUE_0": "X-Leak-Env: from-the-commit"}, timeout=10)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 10
     assert head(mem) != before

@@ -147,12 +147,13 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
 
 
 def _push(common_dir: str, url: str, branch: str, timeout: float) -> tuple[int, str]:
+    from .network import stall_config
+
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
-    config = {f"remote.{REMOTE}.url": url,
-              # A server that accepts and then says nothing: curl gives up on its own too.
-              "http.lowSpeedLimit": "1", "http.lowSpeedTime": str(max(1, int(timeout)))}
+    config = [(f"remote.{REMOTE}.url", url), *stall_config(timeout)]
     try:
-        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False)
+        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                            session=True, env=git.ssh_default(common_dir))
     except git.GitError as exc:
         return 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
     text = redact((res.err + res.out).strip())
