@@ -151,6 +151,35 @@ def test_blob_reader_reads_many_through_one_process(tmp_path: Path) -> None:
     assert all(found[oid] == (f"blob {i}\n" * 500).encode() for i, oid in enumerate(oids))
 
 
+def fake_git(folder: Path, body: str) -> None:
+    script = folder / "git"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+
+
+def test_blob_reader_refuses_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An object whose content stops before its announced size is an error, not a
+    # shorter file that the validator would judge as if it were whole.
+    fake_git(tmp_path, 'read spec; printf "%s blob 100\\nonly this" "$spec"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with git.BlobReader(tmp_path) as reader:
+        with pytest.raises(git.GitError) as info:
+            reader.read_many(["HEAD:system/rules.md"])
+    assert "was cut short (9 of 100 bytes)" in str(info.value)
+
+
+def test_blob_reader_gives_up_after_its_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lazy fetch in a partial clone (or any stuck git) must not hang a hook.
+    fake_git(tmp_path, "read spec; exec sleep 30\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    reader = git.BlobReader(tmp_path, timeout=0.3)
+    with pytest.raises(git.GitError) as info:
+        reader.read_many(["HEAD:a", "HEAD:b"])
+    reader.close()
+    assert info.value.timed_out and "cat-file timed out after 0.3s" in str(info.value)
+    assert reader._proc.returncode != -1, "the stuck process was ended"
+
+
 def test_sh_is_not_imported_by_the_light_path() -> None:
     import subprocess
     import sys

@@ -20,6 +20,7 @@ Secrets never go on a command line: `config=` values reach git through
 """
 from __future__ import annotations
 
+import io
 import os
 import select
 import signal
@@ -511,15 +512,52 @@ def _sh():  # type: ignore[no-untyped-def]
 SMALL_BATCH = 4096  # bytes of requests a pipe always takes at once (POSIX PIPE_BUF or more)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A pipe's read end that gives up at `deadline` (time.monotonic()), for the
+    buffered reader over cat-file's output: a lazy fetch in a partial clone, or a
+    stuck git, must not hang a hook forever."""
+
+    def __init__(self, fd: int, argv: list[str]):
+        super().__init__()
+        self.fd = fd
+        self.argv = argv
+        self.deadline: float | None = None
+        self.timeout: float | None = None
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.deadline is not None:
+            wait = max(0.0, self.deadline - time.monotonic())
+            if not self._poll.poll(wait * 1000):
+                raise GitError(self.argv, -1, timed_out=True, timeout=self.timeout)
+        return os.readv(self.fd, [buffer])
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
 class BlobReader:
     """Reads many objects through one `git cat-file --batch` process.
 
     `read_many` feeds a large batch from a writer thread while this thread reads,
-    so it cannot deadlock on full pipes; a small one is written at once.
+    so it cannot deadlock on full pipes; a small one is written at once. Each
+    `read_many` has `timeout` seconds; an object cut short is an error, never
+    content (a truncated file must not be validated as if it were whole).
     """
 
-    def __init__(self, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None):
+    def __init__(self, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None,
+                 timeout: float | None = DEFAULT_TIMEOUT):
         self._argv = _located(argv_for(["cat-file", "--batch"]), cwd)
+        self.timeout = timeout
         try:
             self._proc = _Child(self._argv, environment(env), stdin=True, stderr=False)
         except FileNotFoundError:
@@ -529,7 +567,8 @@ class BlobReader:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         # The descriptors now belong to these file objects.
         self._in: IO[bytes] = os.fdopen(self._proc.stdin, "wb")
-        self._out: IO[bytes] = os.fdopen(self._proc.stdout, "rb")
+        self._raw = _DeadlineReader(self._proc.stdout, self._argv)
+        self._out: IO[bytes] = io.BufferedReader(self._raw, 1 << 16)
         self._proc.stdin = self._proc.stdout = None
 
     def __enter__(self) -> BlobReader:
@@ -543,10 +582,11 @@ class BlobReader:
             self._in.close()
         except OSError:
             pass
-        try:
-            self._proc.wait(DEFAULT_TIMEOUT)
-        except GitError:
-            self._proc.kill()
+        if self._proc.returncode == -1:  # not already killed after a failed read
+            try:
+                self._proc.wait(DEFAULT_TIMEOUT)
+            except GitError:
+                self._proc.kill()
         self._out.close()
 
     def read(self, spec: str) -> bytes | None:
@@ -579,19 +619,28 @@ class BlobReader:
             writer = threading.Thread(target=feed, daemon=True)
             writer.start()
         found: dict[str, bytes | None] = {}
+        self._raw.timeout = self.timeout
+        self._raw.deadline = None if self.timeout is None else time.monotonic() + self.timeout
         try:
             for spec in specs:
                 header = self._out.readline()
-                if not header:
+                if not header.endswith(b"\n"):
                     raise GitError(self._argv, -1, stderr="cat-file stopped early")
                 parts = header.rstrip(b"\n").split(b" ")
                 if len(parts) == 3 and parts[2].isdigit():
                     size = int(parts[2])
                     data = self._out.read(size + 1)
+                    if len(data) != size + 1 or not data.endswith(b"\n"):
+                        raise GitError(self._argv, -1, stderr=f"cat-file stopped early: {spec} was cut short "
+                                                              f"({min(len(data), size)} of {size} bytes)")
                     found[spec] = data[:size]
                 else:  # "<spec> missing" / "ambiguous"
                     found[spec] = None
+        except BaseException:
+            self._proc.kill()  # a stream that timed out or broke off cannot be read any further
+            raise
         finally:
+            self._raw.deadline = None
             if writer is not None:
                 writer.join()
         if error:

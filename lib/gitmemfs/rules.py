@@ -108,13 +108,17 @@ def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
     try:
         entry = next((e for e in memfile.parse_entries(fm) if e.key == "read_only"), None)
     except FrontmatterError:
-        m = re.search(r"(?m)^\s*read_only\s*:(.*)$", fm)
-        if not m:
-            return False, False
-        entry = Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+        entry = read_only_line(fm)
     if entry is None:
         return False, False
     return True, memfile.is_truthy(entry)
+
+
+def read_only_line(fm: str) -> Entry | None:
+    """The read_only entry of frontmatter that does not parse, found line by line:
+    a broken file still counts as protected (and cannot launder its protection)."""
+    m = re.search(r"(?m)^[ \t]*read_only[ \t]*:(.*)$", fm)
+    return None if m is None else Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
 
 
 def is_protected(data: bytes | None) -> bool:
