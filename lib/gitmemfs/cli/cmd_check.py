@@ -18,8 +18,8 @@ Validate memory files with the same rules as the pre-commit hook.
   --all       every file of the commit at HEAD as it stands (the default)
   --staged    the staged changes against HEAD, read_only protection included
   REV_RANGE   every commit of a range (e.g. origin/main..HEAD), each against its
-              parent, so commits made with --no-verify, cherry-picks and rebases
-              are caught too
+              parent (a merge against every parent for read_only), so commits
+              made with --no-verify, cherry-picks and rebases are caught too
 Prints one `path: problem` line per problem (prefixed with the commit for a
 range) and exits 1 if there are any. Works in bare repositories (--all, ranges).
 It checks the repository of the current directory (or --memory-dir), never the
@@ -60,7 +60,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "mirror URL in the background (never forced; the commit never waits) "
                                    "and logs the result in <git-dir>/memory-repository-push.log. The URL "
                                    "is memory.mirrorUrl, else letta.memoryRepository.url; authentication "
-                                   "is your own git's (SSH keys, credential helpers).")
+                                   "is your own git's (SSH keys, credential helpers), and a URL with a "
+                                   "password is refused.")
     msub = p.add_subparsers(dest="mirror_command", metavar="ACTION", parser_class=type(p))
     ms = msub.add_parser("set-url", parents=[common], help="set the mirror URL",
                          description="Set memory.mirrorUrl. The next commit on main pushes there; "
