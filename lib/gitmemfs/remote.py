@@ -390,10 +390,16 @@ class _Sync:
         commits onto it, or merge them with it when they hold merges. Never force;
         on a conflict, change nothing."""
         assert self.up is not None
+        onto = self.tracking_sha()
+        if onto is None:
+            return self.result(PUSH_FAILED, f"Push to {self.up.name} was rejected: the remote has commits this "
+                                            f"branch lacks, but no fetch refspec of remote.{self.up.remote}.fetch "
+                                            f"maps {self.up.merge} to a local ref, so sync cannot see them; fix "
+                                            "the refspec (git remote set-branches) and sync again. Your commits "
+                                            "are kept locally.", error="rejected: no tracking ref")
         if self.backup is None:
             self.backup = backup_ref(self.repo, head)
         self.integrated += 1
-        onto = self.tracking_sha() or ""
         merges = self.repo.git("rev-list", "--count", "--merges", f"{onto}..HEAD").out.strip()
         if merges != "0":
             return self.merge_onto(onto)
