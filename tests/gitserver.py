@@ -10,7 +10,9 @@ front on 127.0.0.1 (random port) adds what the tests need:
   drops the connection (`status=None`);
 - `delay` slows every response (`delay_next` only the next few), so a test can
   watch a clone while it runs;
-- `deny_push` answers 403 to pushes; `requests` records what was asked.
+- `deny_push` answers 403 to pushes; `requests` records what was asked;
+- `after_next(match, fn)` calls `fn()` once a request whose path contains `match`
+  has been answered (e.g. to move the remote between a client's fetch and push).
 
 It serves every bare repo under its root (`add_repo`), with pushes enabled.
 `with GitServer(root) as srv:` starts it; leaving the block stops it, waits for
@@ -25,7 +27,7 @@ import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Callable, Iterator, NamedTuple
 from urllib.parse import urlsplit
 
 import pytest
@@ -52,6 +54,7 @@ class GitServer:
         self.requests: list[Request] = []
         self._faults: list[tuple[int | None, str]] = []
         self._delays: list[float] = []
+        self._after: list[tuple[str, Callable[[], None]]] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._httpd: ThreadingHTTPServer | None = None
@@ -114,6 +117,17 @@ class GitServer:
         (None: the connection is dropped without an answer)."""
         with self._lock:
             self._faults += [(status, match)] * count
+
+    def after_next(self, match: str, fn: Callable[[], None]) -> None:
+        with self._lock:
+            self._after.append((match, fn))
+
+    def _answered(self, path: str) -> None:
+        with self._lock:
+            due = [(m, fn) for m, fn in self._after if m in path]
+            self._after = [(m, fn) for m, fn in self._after if m not in path]
+        for _, fn in due:
+            fn()
 
     def delay_next(self, count: int, seconds: float) -> None:
         with self._lock:
@@ -196,6 +210,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         code = self._cgi(parts.path, parts.query, body)
         state._record(self, code, True)
+        state._answered(parts.path)
 
     def _read_body(self) -> bytes:
         if self.headers.get("Transfer-Encoding", "").lower() == "chunked":

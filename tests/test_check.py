@@ -89,6 +89,27 @@ def test_range_through_a_merge_reports_each_problem_once(mem: Path) -> None:
     assert out["problems"] == [{"path": "reference/x.md", "message": NO_FM, "commit": bad}]
 
 
+def test_range_checks_a_merge_against_every_parent(mem: Path) -> None:
+    # First parent: the root commit, whose tree the merge keeps; second parent: main.
+    # Against its first parent nothing changed, but system/rules.md (read_only on
+    # main) is gone: a file protected in any parent must come through unchanged.
+    base = head(mem)
+    root = git("rev-list", "--max-parents=0", "HEAD", cwd=mem).stdout.strip()
+    merge = git("commit-tree", "-p", root, "-p", "HEAD", "-m", "merge", f"{root}^{{tree}}", cwd=mem).stdout.strip()
+    proc = memory("check", f"{base}..{merge}", cwd=mem)
+    assert proc.returncode == 1
+    assert f"{merge[:7]} system/rules.md: file is read_only and cannot be deleted\n" in proc.stdout
+    # The same merge with the read_only file edited rather than dropped.
+    git("checkout", "-q", "--detach", root, cwd=mem)
+    write(mem, "system/rules.md", memfile("Ground rules", "Anything goes.\n", RO))
+    git("add", "-A", cwd=mem)
+    tree = git("write-tree", cwd=mem).stdout.strip()
+    merge = git("commit-tree", "-p", root, "-p", base, "-m", "merge", tree, cwd=mem).stdout.strip()
+    out = json.loads(memory("check", f"{base}..{merge}", "--json", cwd=mem).stdout)
+    assert {"path": "system/rules.md", "message": "file is read_only and cannot be modified",
+            "commit": merge} in out["problems"]
+
+
 @pytest.mark.parametrize("args,code,message", [
     (["no-such-rev..HEAD"], 1, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
                                "origin/main..HEAD\n"),
@@ -116,6 +137,26 @@ def test_works_in_any_git_repo_and_subfolders(tmp_path: Path) -> None:
     assert proc.returncode == 4 and "is not a git repository" in proc.stderr
 
 
+@pytest.mark.parametrize("env", [{"MEMORY_DIR": "OTHER"}, {"AGENT_ID": "zz"}, {"LETTA_MEMORY_DIR": "OTHER"}])
+def test_checks_the_repository_it_runs_in_not_the_agents(mem: Path, tmp_path: Path, env: dict[str, str]) -> None:
+    # The pre-commit framework and CI run `git memory check` in a shell that may
+    # export an agent's MEMORY_DIR / AGENT_ID: those name the agent's memory for the
+    # edit commands, not the repository being committed to.
+    other = tmp_path / "other"
+    assert memory("init", str(other), cwd=tmp_path).returncode == 0
+    env = {k: str(other) if v == "OTHER" else v for k, v in env.items()}
+    write(mem, "system/rules.md", memfile("Ground rules", "edited\n", RO))
+    git("add", "system/rules.md", cwd=mem)
+    proc = memory("check", "--staged", cwd=mem / "system", env=env)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout == ("system/rules.md: file is read_only and cannot be modified\n"
+                           "1 problem (staged changes).\n")
+    proc = memory("check", cwd=mem, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 6 files checked (HEAD).\n")
+    proc = memory("--memory-dir", str(other), "check", "--staged", cwd=mem, env=env)
+    assert (proc.returncode, proc.stdout) == (0, "No problems: 0 files checked (staged changes).\n")
+
+
 def test_scope_is_read_only_when_it_matters(mem: Path) -> None:
     # Files under system/, reference/ and skills/ are judged the same in both scopes,
     # so a bad memory.checkScope only fails a check that needs it.
@@ -138,6 +179,8 @@ def test_engine_api_for_other_gates(mem: Path) -> None:
     assert check.commit_range(str(mem), [bad, "--not", base]).lines() == report.lines()
     assert check.commit_range(str(mem), f"{bad}..{bad}").ok
     assert check.tree(str(mem), base).ok and check.tree(str(mem)).files == 6
+    assert check.pushed(str(mem), [("0" * 40, bad, "refs/heads/copy")]).ok, "no new commit, no old tip"
+    # A ref that moves is judged tip to tip, even onto a commit the repository has.
     pushed = check.pushed(str(mem), [(base, bad, "refs/heads/main")])
-    assert pushed.ok, "already in the repository: nothing new to check"
+    assert pushed.lines() == [f"{bad[:7]} system/rules.md: file is read_only and cannot be modified"]
     assert check.pushed(str(mem), [(bad, "0" * 40, "refs/heads/gone")]).ok

@@ -32,9 +32,37 @@ def test_environment_is_non_interactive_and_carries_config_in_env(monkeypatch: p
     env = git.environment(config={"http.extraHeader": f"Authorization: Basic {BASIC}"})
     assert env["GIT_TERMINAL_PROMPT"] == "0" and env["GCM_INTERACTIVE"] == "never"
     assert env["GIT_ASKPASS"] == "" and env["SSH_ASKPASS"] == "" and env["GCM_GUI_PROMPT"] == "false"
-    assert "BatchMode=yes" in env["GIT_SSH_COMMAND"]
+    assert env["SSH_ASKPASS_REQUIRE"] == "never"
     assert env["GIT_CONFIG_COUNT"] == "2" and env["GIT_CONFIG_KEY_0"] == "core.x"
     assert env["GIT_CONFIG_KEY_1"] == "http.extraHeader"
+
+
+def test_scrub_drops_the_callers_config_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An auth header handed to the triggering git command must not reach a push
+    # started from its hook (the mirror).
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "http.extraHeader")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "Authorization: Bearer theirs")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'http.extraheader'='X: y'")
+    env = git.environment(scrub=True, config={"remote.m.url": "/x"})
+    assert env["GIT_CONFIG_COUNT"] == "1" and env["GIT_CONFIG_KEY_0"] == "remote.m.url"
+    assert "GIT_CONFIG_VALUE_1" not in env and "GIT_CONFIG_PARAMETERS" not in env
+    assert "Bearer theirs" not in repr(env)
+
+
+def test_ssh_runs_in_batch_mode_unless_the_user_chose_a_command(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    git.run_light(["init", "-q", str(tmp_path)], cwd=tmp_path)
+    assert git.ssh_default(tmp_path) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    assert "GIT_SSH_COMMAND" not in git.environment(), "only network calls get it, and not always"
+    git.run_light(["config", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    assert git.ssh_default(tmp_path) == {}
+    assert git.ssh_default(tmp_path, repo_config=False) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
+    git.run_light(["config", "--global", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    assert git.ssh_default(tmp_path, repo_config=False) == {}
+    git.run_light(["config", "--global", "--unset", "core.sshCommand"], cwd=tmp_path)
+    for name in ("GIT_SSH", "GIT_SSH_COMMAND"):
+        assert git.ssh_default(tmp_path, repo_config=False, base={name: "/usr/bin/my-ssh"}) == {}
 
 
 def test_config_reaches_git_through_env(tmp_path: Path) -> None:
@@ -54,6 +82,15 @@ def test_config_reaches_git_through_env(tmp_path: Path) -> None:
 ])
 def test_redaction_patterns(text: str, hidden: str) -> None:
     assert hidden not in redact.redact(text)
+
+
+@pytest.mark.parametrize("text", [
+    "clone ssh://git@github.com/me/memory.git",
+    "https://git.example.com:8443/me/memory.git and git@github.com:me/memory.git",
+    "ssh://git@host:2222/path@x",
+])
+def test_a_url_without_a_password_is_left_alone(text: str) -> None:
+    assert redact.redact(text) == text
 
 
 def test_redaction_by_registered_value() -> None:
@@ -112,6 +149,35 @@ def test_blob_reader_reads_many_through_one_process(tmp_path: Path) -> None:
         found = reader.read_many(oids + ["0" * 40])
     assert found["0" * 40] is None
     assert all(found[oid] == (f"blob {i}\n" * 500).encode() for i, oid in enumerate(oids))
+
+
+def fake_git(folder: Path, body: str) -> None:
+    script = folder / "git"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(0o755)
+
+
+def test_blob_reader_refuses_a_short_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An object whose content stops before its announced size is an error, not a
+    # shorter file that the validator would judge as if it were whole.
+    fake_git(tmp_path, 'read spec; printf "%s blob 100\\nonly this" "$spec"\n')
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    with git.BlobReader(tmp_path) as reader:
+        with pytest.raises(git.GitError) as info:
+            reader.read_many(["HEAD:system/rules.md"])
+    assert "was cut short (9 of 100 bytes)" in str(info.value)
+
+
+def test_blob_reader_gives_up_after_its_timeout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A lazy fetch in a partial clone (or any stuck git) must not hang a hook.
+    fake_git(tmp_path, "read spec; exec sleep 30\n")
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    reader = git.BlobReader(tmp_path, timeout=0.3)
+    with pytest.raises(git.GitError) as info:
+        reader.read_many(["HEAD:a", "HEAD:b"])
+    reader.close()
+    assert info.value.timed_out and "cat-file timed out after 0.3s" in str(info.value)
+    assert reader._proc.returncode != -1, "the stuck process was ended"
 
 
 def test_sh_is_not_imported_by_the_light_path() -> None:

@@ -13,7 +13,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from conftest import git, head, memfile, memory, write
+from conftest import git, head, memfile, memory, snapshot, write
 from gitmemfs import mirror
 
 
@@ -144,14 +144,16 @@ def test_other_branches_and_detached_heads_are_not_mirrored(mem: Path, bare: Pat
 
 
 def test_unreachable_mirror_never_holds_up_a_commit(mem: Path, silent: Silent) -> None:
-    git("config", "memory.mirrorUrl", f"http://agent:s3cr3t-pw@127.0.0.1:{silent.port}/memory.git", cwd=mem)
+    git("config", "memory.mirrorUrl", f"http://agent@127.0.0.1:{silent.port}/memory.git", cwd=mem)
     git("config", "memory.mirrorTimeout", "3", cwd=mem)
     before = head(mem)
     started = time.monotonic()
     # The edit command holds the writer lock and commits with -c settings; neither
     # may reach the background push.
     proc = memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "typo", cwd=mem,
-                  env={"GIT_CONFIG_PARAMETERS": "'http.extraheader'='X-Leak: from-the-commit'"}, timeout=10)
+                  env={"GIT_CONFIG_PARAMETERS": "'http.extraheader'='X-Leak: from-the-commit'",
+                       "GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "http.extraHeader",
+                       "GIT_CONFIG_VALUE_0": "X-Leak-Env: from-the-commit"}, timeout=10)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 10
     assert head(mem) != before
@@ -173,12 +175,34 @@ def test_unreachable_mirror_never_holds_up_a_commit(mem: Path, silent: Silent) -
                   timeout=10).returncode == 0
     wait_for(lambda: "exit=124" in log_text(mem), timeout=30)
     wait_for(lambda: silent.closed >= silent.connections, timeout=20)  # no helper left hanging
-    assert b"X-Leak" not in silent.received and b"s3cr3t" not in silent.received
-    text = log_text(mem)
-    assert "s3cr3t" not in text and "timed out after 3s" in text
+    assert b"X-Leak" not in silent.received
+    assert "timed out after 3s" in log_text(mem)
     info = json.loads(memory("mirror", "status", "--json", cwd=mem).stdout)
-    assert info["url"] == f"http://<redacted>@127.0.0.1:{silent.port}/memory.git"
-    assert "s3cr3t" not in json.dumps(info)
+    assert info["url"] == f"http://agent@127.0.0.1:{silent.port}/memory.git"
+
+
+def test_a_url_with_a_password_is_refused(mem: Path) -> None:
+    url = "https://bob:sekrit123@git.example.com/memory.git"
+    before = snapshot(mem)
+    proc = memory("mirror", "set-url", url, cwd=mem)
+    assert proc.returncode == 1 and "sekrit123" not in proc.stderr
+    assert proc.stderr.startswith("error: mirror: the mirror URL https://<redacted>@git.example.com/memory.git "
+                                  "carries a password")
+    assert "credential helper or an SSH key" in proc.stderr
+    assert git("config", "--get-regexp", "mirror|memoryrepository", cwd=mem, check=False).stdout == ""
+    assert snapshot(mem) == before
+
+
+@pytest.mark.parametrize("key", ["letta.memoryRepository.url", "memory.mirrorUrl"])
+def test_a_url_with_a_password_set_by_hand_is_never_pushed_to(mem: Path, silent: Silent, key: str) -> None:
+    # git would hand the URL to git-remote-http on its command line (/proc/*/cmdline).
+    git("config", key, f"http://bob:sekrit123@127.0.0.1:{silent.port}/memory.git", cwd=mem)
+    assert memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "typo", cwd=mem).returncode == 0
+    wait_for(lambda: "exit=1" in log_text(mem))
+    assert "carries a password" in log_text(mem) and "sekrit123" not in log_text(mem)
+    proc = memory("mirror", "push", cwd=mem)
+    assert proc.returncode == 1 and "carries a password" in proc.stderr and "sekrit123" not in proc.stderr
+    assert silent.connections == 0
 
 
 def test_push_is_never_forced(mem: Path, bare: Path, tmp_path: Path) -> None:

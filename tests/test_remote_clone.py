@@ -241,6 +241,18 @@ def test_letta_agent(server: GitServer, tmp_path: Path) -> None:
     assert bad.returncode == 2 and "is not an agent id" in bad.stderr
 
 
+def test_the_letta_key_is_not_sent_to_another_host(server: GitServer, tmp_path: Path) -> None:
+    # A Letta-looking path on a host that is not $LETTA_BASE_URL's: no key for it.
+    seed(server, tmp_path, "v1/git/agent-42/state.git")
+    url = server.url("v1/git/agent-42/state.git")
+    proc = memory("clone", url, "c", cwd=tmp_path, env={"LETTA_API_KEY": TOKEN})
+    assert proc.returncode == 1 and "refused the credentials" in proc.stderr
+    assert server.requests and not any(r.scheme for r in server.requests)
+    proc = memory("clone", url, "c", cwd=tmp_path,
+                  env={"LETTA_API_KEY": TOKEN, "LETTA_BASE_URL": f"http://127.0.0.1:{server.port}"})
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_a_url_with_a_password_is_refused(tmp_path: Path) -> None:
     proc = memory("clone", "https://me:hunter2secret@example.com/m.git", "c", cwd=tmp_path)
     assert proc.returncode == 2 and "carries a password" in proc.stderr and "GIT_MEMORY_TOKEN" in proc.stderr

@@ -1,6 +1,8 @@
 """The network layer in-process: which failures are retried, credentials, redaction."""
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -8,6 +10,7 @@ from gitserver import TOKEN, GitServer, seed, server_fixture, token_env  # noqa:
 
 from conftest import git, memory
 from gitmemfs import auth, redact
+from gitmemfs import git as gitrun
 from gitmemfs.errors import UsageError
 from gitmemfs.git import GitError
 from gitmemfs.network import Network, RemoteError, classify
@@ -95,6 +98,26 @@ def test_token_sources(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "generic-token-1" not in redact.redact("the token generic-token-1 leaked")
 
 
+@pytest.mark.parametrize("url,base,letta", [
+    ("https://api.letta.com/v1/git/a1/state.git", None, True),
+    ("https://API.letta.com:443/v1/git/a1/state.git/", None, True),
+    ("https://evil.example/v1/git/a1/state.git", None, False),       # a Letta-looking path elsewhere
+    ("http://api.letta.com/v1/git/a1/state.git", None, False),        # another scheme
+    ("https://api.letta.com:8443/v1/git/a1/state.git", None, False),  # another port
+    ("https://api.letta.com/x/v1/git/a1/state.git", None, False),
+    ("http://127.0.0.1:8283/v1/git/a1/state.git", "http://127.0.0.1:8283", True),
+    ("https://api.letta.com/v1/git/a1/state.git", "http://127.0.0.1:8283", False),
+    ("https://h.example/letta/v1/git/a1/state.git", "https://h.example/letta/", True),
+    ("https://h.example/v1/git/a1/state.git", "https://h.example/letta", False),
+])
+def test_the_letta_key_goes_only_to_the_letta_server(url: str, base: str | None, letta: bool) -> None:
+    env = {"LETTA_API_KEY": "sk-let-lettakey0123"}
+    if base:
+        env["LETTA_BASE_URL"] = base
+    assert auth.is_letta_url(url, env) is letta
+    assert (auth.for_remote(url, env=env).token is not None) is letta
+
+
 def test_letta_url_and_url_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert auth.letta_url("agent-1", {}) == "https://api.letta.com/v1/git/agent-1/state.git"
     assert auth.letta_url("agent-1", {"LETTA_BASE_URL": " http://h:8283// "}) == \
@@ -115,3 +138,72 @@ def test_inherited_headers_cannot_compete_with_the_token(server: GitServer, tmp_
     proc = memory("clone", server.url(), "c", cwd=tmp_path, env=token_env())
     assert proc.returncode == 0, proc.stderr
     assert all(r.authorized for r in server.requests)
+
+
+def fake_ssh(folder: Path, name: str) -> Path:
+    """An ssh stand-in that records how it was called, then fails like a refused login."""
+    script = folder / name
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> '{folder}/ssh.log'\necho 'Permission denied (publickey).' >&2\n"
+                      "exit 255\n")
+    script.chmod(0o755)
+    return script
+
+
+def test_the_users_ssh_command_is_honoured(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake_ssh(bin_dir, "ssh")
+    mine = fake_ssh(bin_dir, "my-ssh")
+    log = bin_dir / "ssh.log"
+    url = "ssh://git@127.0.0.1/memory.git"
+    path = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+    def clone(env: dict[str, str]) -> str:
+        log.unlink(missing_ok=True)
+        proc = memory("clone", url, "c", cwd=tmp_path, env={**path, **env})
+        assert proc.returncode == 1 and "refused the credentials" in proc.stderr, proc.stderr
+        return log.read_text()
+
+    # Nothing chosen: plain ssh, in batch mode (it must never prompt).
+    assert "-o BatchMode=yes" in clone({}) and f"{bin_dir}/ssh " in log.read_text()
+    # core.sshCommand (global here; a clone has no repository config yet), GIT_SSH and
+    # GIT_SSH_COMMAND are the user's choice and left alone.
+    git("config", "--global", "core.sshCommand", f"{mine} -F /dev/null", cwd=tmp_path)
+    assert clone({}).startswith(f"{mine} -F /dev/null")
+    git("config", "--global", "--unset", "core.sshCommand", cwd=tmp_path)
+    assert clone({"GIT_SSH": str(mine)}).startswith(str(mine))
+    assert clone({"GIT_SSH_COMMAND": f"{mine} -4"}).startswith(f"{mine} -4")
+
+
+def helpers_for(url: str) -> list[int]:
+    """Live processes whose command line names `url` (git-remote-http gets it as argv)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                state = fh.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if url.encode() in cmdline and state != b"Z":
+            found.append(int(pid))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc")
+def test_a_timed_out_call_leaves_no_helper_behind(server: GitServer, tmp_path: Path) -> None:
+    # A server that accepts and never answers (within the test): git times out, and
+    # git-remote-http, which it started in the same session, must go with it.
+    seed(server, tmp_path)
+    server.delay = 120.0
+    url = server.url()
+    for runner in (gitrun.run, gitrun.run_light):
+        kw = {"session": True} if runner is gitrun.run_light else {}
+        with pytest.raises(GitError) as info:
+            runner(["clone", "-q", url, str(tmp_path / runner.__name__)], cwd=tmp_path, timeout=2, **kw)
+        assert info.value.timed_out
+        deadline = time.monotonic() + 10
+        while helpers_for(url) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert helpers_for(url) == [], "a transport helper outlived the timed-out call"

@@ -125,6 +125,36 @@ def test_rewriting_history_cannot_drop_a_read_only_file(client: Path, server: Pa
     assert ref(server, "main") == head(client)
 
 
+def crafted_merge(repo: Path) -> str:
+    """A merge whose first parent is the root commit and whose tree is the root's:
+    against its first parent nothing changed, and the push looks like a fast-forward,
+    yet the result lacks every file added since (system/rules.md, read_only)."""
+    root = git("rev-list", "--max-parents=0", "HEAD", cwd=repo).stdout.strip()
+    return git("commit-tree", "-p", root, "-p", "HEAD", "-m", "merge", f"{root}^{{tree}}",
+               cwd=repo).stdout.strip()
+
+
+def test_a_merge_cannot_hide_a_deletion_behind_an_old_first_parent(client: Path, server: Path) -> None:
+    merge = crafted_merge(client)
+    for target in ("main", "refs/heads/evil"):  # a fast-forward, and a new branch
+        stderr = push_refused(client, server, f"{merge}:{target}")
+        assert f"remote: {merge[:7]} system/rules.md: file is read_only and cannot be deleted" in stderr
+    assert "system/rules.md" in git("ls-tree", "-r", "--name-only", "main", cwd=server).stdout
+
+
+def test_a_real_merge_that_keeps_read_only_files_is_accepted(client: Path, server: Path) -> None:
+    git("switch", "-q", "-c", "side", cwd=client)
+    write(client, "reference/side.md", memfile("Side"))
+    commit_all(client, "side work")
+    git("switch", "-q", "main", cwd=client)
+    write(client, "system/contacts.md", memfile("People I know", "Sarah only\n"))
+    commit_all(client, "main work")
+    git("merge", "-q", "--no-edit", "side", cwd=client)
+    proc = git("push", "origin", "main", cwd=client, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert ref(server, "main") == head(client)
+
+
 def test_update_hook_from_the_portable_githooks(mem: Path, tmp_path: Path) -> None:
     server = tmp_path / "update.git"
     git("init", "-q", "--bare", str(server), cwd=tmp_path)

@@ -29,6 +29,15 @@ def test_a_fresh_repo_without_upstream(repo: Path) -> None:
     assert "Hooks: " in text and "Mirror: none." in text
 
 
+def test_hooks_that_will_not_run_say_why(repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "pre-commit"
+    hook.chmod(0o644)
+    text, data = status(repo)
+    assert data["hooks"]["installed"] and not data["hooks"]["effective"]
+    assert (f"Hooks: installed in {repo / '.git' / 'hooks'} but git will not run them: pre-commit: not "
+            f"executable, so git ignores it (chmod +x {hook}).") in text
+
+
 def test_dirty_with_encoding_diagnostics_changes_nothing(repo: Path) -> None:
     write(repo, "system/notes.md", "---\ndescription: x\n---\nhi\n".encode("utf-16"))
     write(repo, "reference/nul.md", b"---\ndescription: y\n---\na\0b\n")

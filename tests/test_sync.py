@@ -17,7 +17,7 @@ from gitserver import GitServer, quick_clone, seed, server_fixture, token_env  #
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
 
 KEYS = {"ok", "state", "message", "branch", "upstream", "ahead", "behind", "pushed", "pulled", "rebased",
-        "backup_ref", "conflicts", "dirty", "encoding_issues", "problems", "error", "retries"}
+        "merge_commit", "backup_ref", "conflicts", "dirty", "encoding_issues", "problems", "error", "retries"}
 
 
 def sync(repo: Path, *, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -99,15 +99,16 @@ def test_pulled_into_a_clone_of_an_empty_remote(server: GitServer, tmp_path: Pat
     assert head(empty) == head(work) and (empty / "system/persona.md").is_file()
 
 
-def test_rejected_push_rebases_onto_the_remote_with_a_backup_ref(server: GitServer,
-                                                                 pair: tuple[Path, Path]) -> None:
+def test_behind_after_the_fetch_rebases_before_pushing_with_a_backup_ref(server: GitServer,
+                                                                         pair: tuple[Path, Path]) -> None:
     one, two = pair
     theirs = create(one, "notes/a.md", "alpha")
     sync(one)
     mine = create(two, "notes/b.md", "beta")
     result = sync(two)
     assert result["state"] == "pushed" and result["rebased"] is True, result
-    assert pushes(server) == 3                # one, then two's rejected push, then two's retry
+    assert result["merge_commit"] is None
+    assert pushes(server) == 2                # one's, then two's: no push that was bound to be rejected
     backup = result["backup_ref"]
     assert backup.startswith("refs/memory/backup/") and git("rev-parse", backup, cwd=two).stdout.strip() == mine
     new = remote_main(server)
@@ -116,6 +117,70 @@ def test_rejected_push_rebases_onto_the_remote_with_a_backup_ref(server: GitServ
     assert git("log", "-1", "--format=%s", new, cwd=two).stdout.strip() == "add notes/b.md"
     assert (two / "notes/a.md").is_file() and (two / "notes/b.md").is_file()
     assert git("status", "--porcelain", cwd=two).stdout == ""
+    assert "Rebased 1 local commit(s) onto origin/main" in result["message"]
+
+
+def test_a_push_rejected_because_the_remote_moved_meanwhile_is_rebased_and_retried(
+        server: GitServer, pair: tuple[Path, Path]) -> None:
+    one, two = pair
+    theirs = create(one, "notes/a.md", "alpha")
+    mine = create(two, "notes/b.md", "beta")
+    # The remote moves right after two's fetch: two's first push is rejected.
+    bare = server.root / "memory.git"
+    server.after_next("git-upload-pack", lambda: git("push", "-q", str(bare), "main", cwd=one))
+    result = sync(two)
+    assert result["state"] == "pushed" and result["rebased"] is True, result
+    assert pushes(server) == 2                # the rejected one, then the retry
+    assert git("rev-parse", result["backup_ref"], cwd=two).stdout.strip() == mine
+    assert remote_main(server) == head(two) and is_ancestor(two, theirs, head(two))
+
+
+def dream_style_merge(repo: Path) -> str:
+    """A side branch with one memory commit, merged with a `merge(dream)` commit
+    carrying the trailers the dream cursor is recovered from."""
+    git("switch", "-q", "-c", "dream/x", cwd=repo)
+    create(repo, "notes/dreamt.md", "from the dream")
+    git("switch", "-q", "main", cwd=repo)
+    git("merge", "-q", "--no-ff", "--no-verify", "dream/x", "-m",
+        "merge(dream): tidy\n\nDream-Id: 20250101000000-deadbeef\nDream-Through: row-42", cwd=repo)
+    git("branch", "-q", "-D", "dream/x", cwd=repo)
+    return head(repo)
+
+
+def test_local_merges_are_merged_with_the_remote_not_flattened(server: GitServer, pair: tuple[Path, Path]) -> None:
+    one, two = pair
+    theirs = create(one, "notes/a.md", "alpha")
+    sync(one)
+    mine = create(two, "notes/b.md", "beta")
+    dreamt = dream_style_merge(two)
+    result = sync(two)
+    assert result["state"] == "pushed", result
+    assert result["rebased"] is False and result["merge_commit"] == head(two) == remote_main(server)
+    assert git("rev-parse", result["backup_ref"], cwd=two).stdout.strip() == dreamt
+    # Every local commit is pushed as it was: same ids, same messages and trailers.
+    assert is_ancestor(two, dreamt, "HEAD") and is_ancestor(two, mine, "HEAD")
+    assert "Dream-Through: row-42" in git("log", "-1", "--format=%B", dreamt, cwd=two).stdout
+    parents = git("rev-list", "--parents", "-n1", "HEAD", cwd=two).stdout.split()[1:]
+    assert parents == [theirs, dreamt]        # the remote first: the merge adds exactly our work
+    assert git("log", "-1", "--format=%s", cwd=two).stdout.startswith("merge(sync): 3 local commit(s) into ")
+    assert "Merged the local commits with origin/main" in result["message"]
+    assert all((two / f).is_file() for f in ("notes/a.md", "notes/b.md", "notes/dreamt.md"))
+    assert git("status", "--porcelain", cwd=two).stdout == ""
+    assert sync(one)["state"] == "pulled"     # and the other machine fast-forwards to it
+
+
+def test_a_conflicting_merge_changes_nothing(server: GitServer, pair: tuple[Path, Path]) -> None:
+    one, two = pair
+    theirs = edit(one, "system/human.md", "Nothing recorded yet.", "Likes tea.", "tea")
+    sync(one)
+    edit(two, "system/human.md", "Nothing recorded yet.", "Likes coffee.", "coffee")
+    dreamt = dream_style_merge(two)
+    before = snapshot(two)
+    result = sync(two, code=1)
+    assert result["state"] == "conflict" and result["conflicts"] == ["system/human.md"]
+    assert "Nothing was changed" in result["message"] and result["merge_commit"] is None
+    assert snapshot(two) == before and head(two) == dreamt
+    assert remote_main(server) == theirs
 
 
 def test_conflicting_changes_abort_the_rebase_and_keep_local_commits(server: GitServer,
@@ -213,6 +278,44 @@ def test_commits_that_break_the_rules_are_not_pushed(server: GitServer, tmp_path
     assert result["state"] == "check_failed" and "read_only" in result["message"]
     assert result["problems"] and result["problems"][0]["path"] == "system/rules.md"
     assert remote_main(server) == before
+
+
+def test_first_sync_of_a_repo_holding_a_read_only_file(server: GitServer, tmp_path: Path) -> None:
+    # A person protected a file the way it is done (a commit past the hooks); the
+    # remote is empty, so the first push judges the tree, not how it was built.
+    work = tmp_path / "local"
+    assert memory("init", str(work), cwd=tmp_path).returncode == 0
+    write(work, "system/rules.md", memfile("Ground rules", "Be kind.\n", "read_only: true"))
+    commit_all(work, "protect the rules")
+    create(work, "notes/a.md", "alpha")
+    git("remote", "add", "origin", server.url(), cwd=work)
+    git("config", "branch.main.remote", "origin", cwd=work)
+    git("config", "branch.main.merge", "refs/heads/main", cwd=work)
+    result = sync(work)
+    assert result["state"] == "pushed" and len(result["pushed"]) == 3, result
+    assert remote_main(server) == head(work)
+    # Later, the person protects another file: sync pushes that too (the server's
+    # own gate, if it has one, has the last word) ...
+    text = (work / "system/human.md").read_text()
+    write(work, "system/human.md", text.replace("\n---\n", "\nread_only: true\n---\n", 1))
+    commit_all(work, "protect human.md")
+    assert sync(work)["state"] == "pushed" and remote_main(server) == head(work)
+    # ... but a protected file that changes is still refused, and so is a bad tree.
+    write(work, "system/rules.md", memfile("Ground rules", "Be sneaky.\n", "read_only: true"))
+    commit_all(work, "bypass the hook")
+    result = sync(work, code=1)
+    assert result["state"] == "check_failed"
+    assert [p["message"] for p in result["problems"]] == ["file is read_only and cannot be modified"]
+
+
+def test_the_first_push_still_judges_the_tree(server: GitServer, tmp_path: Path) -> None:
+    empty = quick_clone(server, tmp_path, "empty")
+    write(empty, "system/broken.md", "no frontmatter\n")
+    commit_all(empty, "broken")
+    result = sync(empty, code=1)
+    assert result["state"] == "check_failed"
+    assert result["problems"] == [{"path": "system/broken.md", "message": "missing frontmatter (must start with ---)"}]
+    assert git("for-each-ref", cwd=server.root / "memory.git").stdout == ""
 
 
 def test_rebased_commits_are_checked_before_the_second_push(server: GitServer, tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ TOKEN_VAR = "GIT_MEMORY_TOKEN"
 LETTA_TOKEN_VAR = "LETTA_API_KEY"
 
 _AGENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
-_LETTA_PATH = re.compile(r"/v1/git/[^/]+/state\.git/?$")
+_LETTA_PATH = re.compile(r"/v1/git/[^/]+/state\.git/?")
 
 
 class Auth:
@@ -76,17 +76,40 @@ def configured_scheme() -> str | None:
     return res.out.strip() or None if res.code == 0 else None
 
 
+def letta_base(env: Mapping[str, str] | None = None) -> str:
+    source = os.environ if env is None else env
+    return (source.get("LETTA_BASE_URL") or "").strip().rstrip("/") or LETTA_DEFAULT_BASE
+
+
 def letta_url(agent_id: str, env: Mapping[str, str] | None = None) -> str:
     """The Letta memory repository of an agent: ${LETTA_BASE_URL}/v1/git/<id>/state.git."""
     if not _AGENT_ID.match(agent_id or ""):
         raise UsageError(f"--letta-agent: {agent_id!r} is not an agent id (letters, digits, '.', '_', '-')")
-    source = os.environ if env is None else env
-    base = (source.get("LETTA_BASE_URL") or "").strip().rstrip("/") or LETTA_DEFAULT_BASE
-    return f"{base}/v1/git/{agent_id}/state.git"
+    return f"{letta_base(env)}/v1/git/{agent_id}/state.git"
 
 
-def is_letta_url(url: str) -> bool:
-    return bool(_LETTA_PATH.search(url.strip()))
+def _origin(url: str) -> tuple[str, str, int | None, str] | None:
+    """(scheme, host, port, path) of an http(s) URL, the port made explicit."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or (443 if scheme == "https" else 80), parts.path
+
+
+def is_letta_url(url: str, env: Mapping[str, str] | None = None) -> bool:
+    """A Letta agent's memory repository: `/v1/git/<id>/state.git` under
+    ${LETTA_BASE_URL:-https://api.letta.com}, same scheme, host and port. Any
+    other host with a Letta-looking path is not one (it must never get the key)."""
+    here, base = _origin(url), _origin(letta_base(env))
+    if here is None or base is None or here[:3] != base[:3]:
+        return False
+    prefix = base[3].rstrip("/")
+    return here[3].startswith(prefix + "/") and bool(_LETTA_PATH.fullmatch(here[3][len(prefix):]))
 
 
 def for_remote(url: str, scheme: str | None = None, *, letta: bool | None = None,
@@ -97,13 +120,23 @@ def for_remote(url: str, scheme: str | None = None, *, letta: bool | None = None
     source = os.environ if env is None else env
     scheme = valid_scheme(scheme)
     names = [TOKEN_VAR]
-    if letta or (letta is None and is_letta_url(url)):
+    if letta or (letta is None and is_letta_url(url, env)):
         names.insert(0, LETTA_TOKEN_VAR)
     for name in names:
         token = (source.get(name) or "").strip()
         if token:
             return Auth(token, scheme, f"${name}")
     return Auth(None, scheme)
+
+
+def has_password(url: str) -> bool:
+    """Whether a URL carries a password (scheme://user:password@host/…)."""
+    if "://" not in url:
+        return False
+    try:
+        return urlsplit(url.strip()).password is not None
+    except ValueError:
+        return False
 
 
 def check_url(url: str) -> str:

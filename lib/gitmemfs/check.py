@@ -23,17 +23,20 @@ SUBMODULE = "160000"
 
 class Change:
     """One changed path (oids None when absent); `commit` names the commit it belongs
-    to in a range. (Not a namedtuple: `collections` costs ~1 ms in every commit.)"""
+    to in a range. A `guard` change compares a merge with one of its other parents:
+    only read_only protection applies to it (the first parent carries the full check).
+    (Not a namedtuple: `collections` costs ~1 ms in every commit.)"""
 
-    __slots__ = ("path", "old_oid", "new_oid", "new_mode", "commit")
+    __slots__ = ("path", "old_oid", "new_oid", "new_mode", "commit", "guard")
 
     def __init__(self, path: str, old_oid: str | None, new_oid: str | None, new_mode: str | None,
-                 commit: str | None = None):
+                 commit: str | None = None, guard: bool = False):
         self.path = path
         self.old_oid = old_oid
         self.new_oid = new_oid
         self.new_mode = new_mode
         self.commit = commit
+        self.guard = guard
 
 
 class Report:
@@ -100,7 +103,9 @@ def _needs_content(path: str) -> bool:
 
 
 def _wanted(changes: Iterable[Change]) -> list[str]:
-    return sorted({oid for ch in changes if _needs_content(ch.path) for oid in (ch.old_oid, ch.new_oid) if oid})
+    """The blobs the rules read: both sides of a change, only the old side of a guard."""
+    return sorted({oid for ch in changes if _needs_content(ch.path)
+                   for oid in ((ch.old_oid,) if ch.guard else (ch.old_oid, ch.new_oid)) if oid})
 
 
 def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
@@ -118,20 +123,26 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
     problems: list[Problem] = []
     seen: set[tuple[str, str | None, str]] = set()
     for ch in changes:
-        if _needs_content(ch.path):
-            old = blobs.get(ch.old_oid) if ch.old_oid else None
-            new = blobs.get(ch.new_oid) if ch.new_oid else None
-        else:  # layout rules only need the name
-            old = b"" if ch.old_oid else None
-            new = b"" if ch.new_oid else None
-        for problem in rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode,
-                                          commit=ch.commit):
+        for problem in _judge(ch, blobs, scope):
             # A merge re-presents its side branch's blobs; report each problem once.
             key = (ch.path, ch.new_oid, problem.message)
             if key not in seen:
                 seen.add(key)
                 problems.append(problem)
     return Report(mode, problems, len(changes), commits)
+
+
+def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str) -> list[Problem]:
+    old = blobs.get(ch.old_oid) if ch.old_oid else None
+    if ch.guard:
+        changed = ch.old_oid != ch.new_oid or ch.new_mode == rules.SYMLINK_MODE
+        return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit)
+    if _needs_content(ch.path):
+        new = blobs.get(ch.new_oid) if ch.new_oid else None
+    else:  # layout rules only need the name
+        old = b"" if ch.old_oid else None
+        new = b"" if ch.new_oid else None
+    return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit)
 
 
 def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -154,33 +165,32 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
 
 def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
     """Every file of a tree as it stands (no history rules)."""
+    from .snapshot import parse_ls_tree  # not on the pre-commit path
+
     res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", rev, "--"], cwd=cwd, env=env, check=False)
     if res.code != 0:
         raise MemfsError(f"git memory check: cannot read the tree of {rev!r}; is it a commit?")
-    entries = []
-    for item in res.out.split("\0"):
-        if not item:
-            continue
-        meta, _, path = item.partition("\t")
-        mode, kind, oid = meta.split(" ")
-        if kind == "blob":
-            entries.append((path, mode, oid))
+    entries = parse_ls_tree(res.raw)
     if scope is None:
-        scope = scope_for(cwd, env) if _scope_matters(path for path, _, _ in entries) else rules.DEFAULT_SCOPE
-    wanted = sorted({oid for path, _, oid in entries if _needs_content(path)})
+        scope = scope_for(cwd, env) if _scope_matters(e.path for e in entries) else rules.DEFAULT_SCOPE
+    wanted = sorted({e.oid for e in entries if _needs_content(e.path)})
     blobs: dict[str, bytes | None] = {}
     if wanted:
         with git.BlobReader(cwd, env=env) as reader:
             blobs = reader.read_many(wanted)
     problems: list[Problem] = []
-    for path, mode, oid in entries:
-        problems += rules.check_state(path, blobs.get(oid) or b"", scope=scope, mode=mode)
+    for e in entries:
+        problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode)
     return Report("all", problems, len(entries))
+
+
+_DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m", "--ignore-submodules=all")
 
 
 def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                  env: dict[str, str] | None = None) -> Report:
-    """Every commit of `spec`, each against its first parent.
+    """Every commit of `spec`, each against its first parent; a merge also against
+    its other parents, for read_only protection (see `rules.check_kept`).
 
     `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
     server hooks pass `NEW... --not --all`: only commits the repository lacks).
@@ -195,9 +205,17 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     if not lines:
         return Report("range", [], 0, 0)
     feed = "".join(" ".join(parts[:2]) + "\n" for parts in lines)
-    res = git.run_light(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "--root", "-m",
-                         "--ignore-submodules=all"], cwd=cwd, input=feed, env=env)
+    res = git.run_light([*_DIFF_TREE, "--root"], cwd=cwd, input=feed, env=env)
     changes = list(_parse_raw(res.out.split("\0"), headers=True))
+    # diff-tree prints nothing for an empty diff, so which parent a block belongs to
+    # is only certain when each call compares with one parent per commit.
+    others = "".join(f"{parts[0]} {parent}\n" for parts in lines for parent in parts[2:])
+    if others:
+        res = git.run_light(list(_DIFF_TREE), cwd=cwd, input=others, env=env)
+        for ch in _parse_raw(res.out.split("\0"), headers=True):
+            if ch.old_oid is not None:  # only what a parent had can be protected there
+                ch.guard = True
+                changes.append(ch)
     if scope is None:
         scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
     return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env)
@@ -207,24 +225,25 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
            env: dict[str, str] | None = None) -> Report:
     """The server-side gate for ref updates `(old, new, ref)` (pre-receive/update input).
 
-    Every commit the repository does not have yet is checked against its parent.
-    A ref moved to something that does not contain its old tip (a force push) is
-    also checked tip to tip, so rewriting history cannot drop or alter a read_only
-    file either. Deleted refs and non-commit objects are not checked.
+    Every commit the repository does not have yet is checked against its parent(s),
+    and every moved ref also tip to tip, old against new: whatever the history in
+    between looks like (a force push, a merge whose first parent is an old commit),
+    the new tip cannot have dropped or altered a read_only file of the old one.
+    Deleted refs and non-commit objects are not checked.
     """
     news = []
-    rewinds = []
-    for old, new, ref in updates:
+    moves = []
+    for old, new, _ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
         news.append(new)
-        if old not in ZERO and _is_commit(cwd, old, env) and not _is_ancestor(cwd, old, new, env):
-            rewinds.append((old, new, ref))
+        if old not in ZERO and _is_commit(cwd, old, env):
+            moves.append((old, new))
     if not news:
         return Report("push", [], 0, 0)
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
     report.mode = "push"
-    for old, new, _ref in rewinds:
+    for old, new in dict.fromkeys(moves):
         res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=all",
                              old, new, "--"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
@@ -247,11 +266,6 @@ def _is_commit(cwd: str, rev: str, env: dict[str, str] | None) -> bool:
     if res.out.strip() == "tag":  # annotated tags: judge what they point at
         res = git.run_light(["cat-file", "-t", rev + "^{}"], cwd=cwd, env=env, check=False)
     return res.code == 0 and res.out.strip() == "commit"
-
-
-def _is_ancestor(cwd: str, old: str, new: str, env: dict[str, str] | None) -> bool:
-    res = git.run_light(["merge-base", "--is-ancestor", old, new], cwd=cwd, env=env, check=False, ok=(0, 1))
-    return res.code == 0
 
 
 def hook_env() -> dict[str, str] | None:

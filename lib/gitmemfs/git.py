@@ -7,7 +7,9 @@ exceptions of the `sh` library (which carry the full command line) never
 escape this module.
 
 Two transports share the argv, env and error logic:
-- `run()` uses `sh` (the design card's library); imported lazily.
+- `run()` uses `sh` (the design card's library; imported lazily), for network
+  calls: git starts in its own session, so it has no terminal to prompt on, and
+  a timeout or an interrupt ends the whole group (git-remote-http, ssh) with it.
 - `run_light()` uses os.posix_spawn, for the hot paths (hooks, `check`, the
   edit commands) where importing `sh` (~55 ms), or even `subprocess` (~3 ms),
   would eat the latency budget.
@@ -18,6 +20,7 @@ Secrets never go on a command line: `config=` values reach git through
 """
 from __future__ import annotations
 
+import io
 import os
 import select
 import signal
@@ -53,6 +56,7 @@ _NON_INTERACTIVE = {
     "GCM_GUI_PROMPT": "false",
     "GIT_ASKPASS": "",
     "SSH_ASKPASS": "",
+    "SSH_ASKPASS_REQUIRE": "never",
     "GIT_PAGER": "cat",
     "GIT_EDITOR": ":",
 }
@@ -152,8 +156,12 @@ def environment(extra: Mapping[str, str] | None = None, *,
     if scrub:
         for key in _REPO_ENV:
             env.pop(key, None)
+        # Nor the caller's -c style settings (an auth header of the triggering
+        # command, say): `config` below starts a fresh list.
+        for key in [k for k in env if k == "GIT_CONFIG_COUNT" or k.startswith(("GIT_CONFIG_KEY_",
+                                                                                "GIT_CONFIG_VALUE_"))]:
+            del env[key]
     env.update(_NON_INTERACTIVE)
-    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
     # English messages: we classify some errors by their text.
     env["LANGUAGE"] = "C"
     if extra:
@@ -161,6 +169,26 @@ def environment(extra: Mapping[str, str] | None = None, *,
     if config:
         add_config(env, config)
     return env
+
+
+SSH_BATCH = "ssh -o BatchMode=yes"
+
+
+def ssh_default(cwd: str | os.PathLike[str] | None, *, repo_config: bool = True,
+                base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """`GIT_SSH_COMMAND` in batch mode for a network call, unless the user chose how
+    git runs ssh ($GIT_SSH_COMMAND, $GIT_SSH or core.sshCommand): their command is
+    theirs to keep non-interactive (it runs without a terminal all the same).
+    Costs one `git config` call; `repo_config=False` ignores the repository at
+    `cwd` (a clone's parent folder)."""
+    env = os.environ if base is None else base
+    if env.get("GIT_SSH_COMMAND") or env.get("GIT_SSH"):
+        return {}
+    res = run_light(["config", "--get", "core.sshCommand"], cwd=cwd, check=False,
+                    env=None if repo_config else {"GIT_DIR": os.devnull})
+    if res.code == 0 and res.out.strip():
+        return {}
+    return {"GIT_SSH_COMMAND": SSH_BATCH}
 
 
 def add_config(env: dict[str, str], config: Config) -> None:
@@ -183,35 +211,60 @@ def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
         config: Config | None = None, scrub: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
         ok: Iterable[int] = (0,)) -> Result:
-    """Run git through `sh`. Raises GitError unless the exit code is in `ok` or check=False."""
+    """Run git through `sh`, in its own session (see the module doc). Raises
+    GitError unless the exit code is in `ok` or check=False."""
     argv = argv_for(args)
     full_env = environment(env, config=config, scrub=scrub)
     sh = _sh()
+    cmd = None
     try:
         cmd = sh.Command("git")(
             *argv[1:], _cwd=os.fspath(cwd) if cwd is not None else None, _env=full_env,
-            _in=input, _tty_out=False, _tty_in=False, _timeout=timeout,
-            _ok_code=list(range(256)), _return_cmd=True, _truncate_exc=False,
+            _in=input, _tty_out=False, _tty_in=False, _timeout=timeout, _new_session=True,
+            _bg=True, _bg_exc=False, _ok_code=list(range(256)), _return_cmd=True, _truncate_exc=False,
             _log_msg=lambda *a: "git",
         )
+        cmd.wait()
         result = Result(cmd.exit_code, bytes(cmd.stdout or b""), bytes(cmd.stderr or b""), argv)
     except sh.TimeoutException:
+        _end_group(cmd)
         raise GitError(argv, -1, timed_out=True, timeout=timeout) from None
     except sh.CommandNotFound:
         raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
     except sh.ErrorReturnCode as exc:  # e.g. killed by a signal
+        _end_group(cmd)
         raise GitError(argv, getattr(exc, "exit_code", -1), exc.stdout, exc.stderr) from None
     except OSError as exc:
+        _end_group(cmd)
         raise GitError(argv, -1, stderr=str(exc)) from None
+    except BaseException:  # e.g. KeyboardInterrupt: git is in its own session, so end it too
+        _end_group(cmd)
+        raise
     return _checked(result, check, ok)
+
+
+def _end_group(cmd: object) -> None:
+    """Kill what is left of a `run()` call's session: after a timeout git itself is
+    gone, but a transport helper it started (git-remote-http, ssh) may still wait
+    on a silent server. (A pid is not reused while its group has members.)"""
+    pid = getattr(cmd, "pid", None)
+    if not pid:
+        return
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
 
 
 def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
               input: str | bytes | None = None, env: Mapping[str, str] | None = None,
               config: Config | None = None, scrub: bool = False,
               timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
-              ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False) -> Result:
+              ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False,
+              session: bool = False) -> Result:
     """Same contract as `run()`, over os.posix_spawn (no `sh`, no `subprocess` import).
+    `session=True` starts git in its own session as `run()` does (for a network
+    call), so a timeout ends its helpers too.
 
     `spool=True` passes input and output through temporary files instead of
     pipes: for megabytes (a `cat-file --batch` of 100,000 blobs) that saves the
@@ -223,7 +276,7 @@ def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     if spool:
         return _checked(_spooled(argv, full_env, data, timeout, pass_fds), check, ok)
     try:
-        child = _Child(argv, full_env, stdin=data is not None, pass_fds=pass_fds)
+        child = _Child(argv, full_env, stdin=data is not None, pass_fds=pass_fds, session=session)
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
     except OSError as exc:
@@ -280,8 +333,10 @@ class _Child:
     """
 
     def __init__(self, argv: list[str], env: Mapping[str, str], *, stdin: bool, stderr: bool = True,
-                 pass_fds: Sequence[int] = (), files: tuple[int | None, int, int] | None = None):
+                 pass_fds: Sequence[int] = (), files: tuple[int | None, int, int] | None = None,
+                 session: bool = False):
         self.argv = argv
+        self.session = session
         self.returncode = -1
         self.stdin: int | None = None
         self.stdout: int | None = None
@@ -323,7 +378,7 @@ class _Child:
                 # (posix_spawnp looks `git` up on this process's PATH, as subprocess
                 # would here: `environment()` never changes PATH.)
                 self.pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions,
-                                           setsigdef=(signal.SIGPIPE,))
+                                           setsigdef=(signal.SIGPIPE,), setsid=session)
             finally:
                 for fd in inherited:
                     os.set_inheritable(fd, False)
@@ -407,7 +462,12 @@ class _Child:
         if self.returncode != -1:
             return
         try:
-            os.kill(self.pid, signal.SIGKILL)
+            # In its own session, the whole group goes (it is still unreaped, so
+            # the group id cannot belong to anyone else).
+            if self.session:
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
@@ -452,15 +512,52 @@ def _sh():  # type: ignore[no-untyped-def]
 SMALL_BATCH = 4096  # bytes of requests a pipe always takes at once (POSIX PIPE_BUF or more)
 
 
+class _DeadlineReader(io.RawIOBase):
+    """A pipe's read end that gives up at `deadline` (time.monotonic()), for the
+    buffered reader over cat-file's output: a lazy fetch in a partial clone, or a
+    stuck git, must not hang a hook forever."""
+
+    def __init__(self, fd: int, argv: list[str]):
+        super().__init__()
+        self.fd = fd
+        self.argv = argv
+        self.deadline: float | None = None
+        self.timeout: float | None = None
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def readable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self.deadline is not None:
+            wait = max(0.0, self.deadline - time.monotonic())
+            if not self._poll.poll(wait * 1000):
+                raise GitError(self.argv, -1, timed_out=True, timeout=self.timeout)
+        return os.readv(self.fd, [buffer])
+
+    def close(self) -> None:
+        if not self.closed:
+            os.close(self.fd)
+        super().close()
+
+
 class BlobReader:
     """Reads many objects through one `git cat-file --batch` process.
 
     `read_many` feeds a large batch from a writer thread while this thread reads,
-    so it cannot deadlock on full pipes; a small one is written at once.
+    so it cannot deadlock on full pipes; a small one is written at once. Each
+    `read_many` has `timeout` seconds; an object cut short is an error, never
+    content (a truncated file must not be validated as if it were whole).
     """
 
-    def __init__(self, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None):
+    def __init__(self, cwd: str | os.PathLike[str], env: Mapping[str, str] | None = None,
+                 timeout: float | None = DEFAULT_TIMEOUT):
         self._argv = _located(argv_for(["cat-file", "--batch"]), cwd)
+        self.timeout = timeout
         try:
             self._proc = _Child(self._argv, environment(env), stdin=True, stderr=False)
         except FileNotFoundError:
@@ -470,7 +567,8 @@ class BlobReader:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         # The descriptors now belong to these file objects.
         self._in: IO[bytes] = os.fdopen(self._proc.stdin, "wb")
-        self._out: IO[bytes] = os.fdopen(self._proc.stdout, "rb")
+        self._raw = _DeadlineReader(self._proc.stdout, self._argv)
+        self._out: IO[bytes] = io.BufferedReader(self._raw, 1 << 16)
         self._proc.stdin = self._proc.stdout = None
 
     def __enter__(self) -> BlobReader:
@@ -484,10 +582,11 @@ class BlobReader:
             self._in.close()
         except OSError:
             pass
-        try:
-            self._proc.wait(DEFAULT_TIMEOUT)
-        except GitError:
-            self._proc.kill()
+        if self._proc.returncode == -1:  # not already killed after a failed read
+            try:
+                self._proc.wait(DEFAULT_TIMEOUT)
+            except GitError:
+                self._proc.kill()
         self._out.close()
 
     def read(self, spec: str) -> bytes | None:
@@ -520,19 +619,28 @@ class BlobReader:
             writer = threading.Thread(target=feed, daemon=True)
             writer.start()
         found: dict[str, bytes | None] = {}
+        self._raw.timeout = self.timeout
+        self._raw.deadline = None if self.timeout is None else time.monotonic() + self.timeout
         try:
             for spec in specs:
                 header = self._out.readline()
-                if not header:
+                if not header.endswith(b"\n"):
                     raise GitError(self._argv, -1, stderr="cat-file stopped early")
                 parts = header.rstrip(b"\n").split(b" ")
                 if len(parts) == 3 and parts[2].isdigit():
                     size = int(parts[2])
                     data = self._out.read(size + 1)
+                    if len(data) != size + 1 or not data.endswith(b"\n"):
+                        raise GitError(self._argv, -1, stderr=f"cat-file stopped early: {spec} was cut short "
+                                                              f"({min(len(data), size)} of {size} bytes)")
                     found[spec] = data[:size]
                 else:  # "<spec> missing" / "ambiguous"
                     found[spec] = None
+        except BaseException:
+            self._proc.kill()  # a stream that timed out or broke off cannot be read any further
+            raise
         finally:
+            self._raw.deadline = None
             if writer is not None:
                 writer.join()
         if error:

@@ -22,7 +22,7 @@ from typing import Any
 from . import git
 from .errors import EnvironmentProblem, MemfsError
 from .hookmain import BOOT, LIB, POST_COMMIT_KEYS
-from .repo import Repo
+from .repo import Repo, describe_git_dir
 
 MARKER = "git-memfs-hook:"
 CLIENT_HOOKS = ("pre-commit", "pre-merge-commit", "post-commit")
@@ -50,16 +50,16 @@ def place(path: str) -> Place:
     """The repository at `path` (a work tree, or a bare repository for the server hooks)."""
     if not os.path.isdir(path):
         raise EnvironmentProblem(f"memory: directory does not exist: {path}")
-    res = git.run_light(["rev-parse", "--is-bare-repository", "--absolute-git-dir", "--git-common-dir"],
-                        cwd=path, check=False)
-    lines = res.out.splitlines()
-    if res.code != 0 or len(lines) != 3:
+    try:
+        found = describe_git_dir(path)
+    except EnvironmentProblem:  # a bare repository: no work tree, but hooks all the same
+        res = git.run_light(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=path)
+        git_dir, common = res.out.splitlines()
+        return Place(path, git_dir, os.path.normpath(os.path.join(path, common)), True)
+    if found is None:
         raise EnvironmentProblem(f"memory: {path} is not a git repository; run git memory init there")
-    bare = lines[0] == "true"
-    cwd = path
-    if not bare:
-        cwd = git.run_light(["rev-parse", "--show-toplevel"], cwd=path).out.strip() or path
-    return Place(cwd, lines[1], os.path.normpath(os.path.join(path, lines[2])), bare)
+    top, git_dir, common = found
+    return Place(top, git_dir, common, False)
 
 
 def _place_of(repo: Repo | Place | str) -> Place:

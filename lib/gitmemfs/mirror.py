@@ -5,8 +5,10 @@ The post-commit hook calls `after_commit`, which only reads the config and, when
 a push is due, starts `background_push` as a detached process. That process
 takes the mirror lock (pushes queue, never race), pushes without force, and
 appends a redacted, timestamped entry to `<git-common-dir>/memory-repository-push.log`.
-The URL never goes on a command line (it may hold credentials): git reads it as
-the url of a throwaway remote passed through GIT_CONFIG_COUNT.
+A URL with a password is refused (at set-url, and at push time for a key set by
+hand): git keeps a remote's URL in .git/config and hands it to its HTTP helper
+on a command line, where any local user can read it. Authentication is the
+user's own git's (SSH keys, credential helpers).
 
 `after_commit` runs in every commit, so this module imports nothing heavy at the top.
 """
@@ -132,6 +134,10 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
     lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir,
                     lock_timeout if lock_timeout is not None else timeout * 3)
     with lock:  # BusyError when a stuck push holds it for too long
+        refused = _refuse_password(url)
+        if refused:
+            _append(common_dir, f"\n--- {_now()} (none) on {branch} ---\nerror: {refused}\nexit=1\n")
+            return 1, refused
         sha = git.run_light(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
                             cwd=common_dir, check=False, scrub=True).out.strip()
         _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n")
@@ -141,12 +147,13 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
 
 
 def _push(common_dir: str, url: str, branch: str, timeout: float) -> tuple[int, str]:
+    from .network import stall_config
+
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
-    config = {f"remote.{REMOTE}.url": url,
-              # A server that accepts and then says nothing: curl gives up on its own too.
-              "http.lowSpeedLimit": "1", "http.lowSpeedTime": str(max(1, int(timeout)))}
+    config = [(f"remote.{REMOTE}.url", url), *stall_config(timeout)]
     try:
-        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False)
+        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                            session=True, env=git.ssh_default(common_dir))
     except git.GitError as exc:
         return 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
     text = redact((res.err + res.out).strip())
@@ -239,11 +246,25 @@ def _push_running(common_dir: str) -> bool:
     return True
 
 
+def _refuse_password(url: str) -> str | None:
+    """Why a mirror URL cannot be used (it carries a password), or None."""
+    from .auth import has_password  # not on the post-commit path
+
+    if not has_password(url):
+        return None
+    return (f"the mirror URL {show_url(url)} carries a password, which git would keep in .git/config and "
+            "pass to its HTTP helper on a command line; remove it (git memory mirror set-url URL) and let "
+            "a credential helper or an SSH key authenticate the push")
+
+
 def set_url(repo: Repo, url: str) -> str:
     url = url.strip()
     if not url or any(ch.isspace() for ch in url) or url.startswith("-"):
         raise MemfsError(f"mirror: {url!r} is not a git URL; give e.g. git@github.com:you/memory.git "
                          "or https://github.com/you/memory.git")
+    refused = _refuse_password(url)
+    if refused:
+        raise MemfsError(f"mirror: {refused}")
     repo.git("config", "--local", URL_KEYS[0], url)
     note = ""
     other = (repo.cfg(URL_KEYS[1]) or "").strip()
@@ -274,6 +295,9 @@ def push(repo: Repo) -> tuple[str, str]:
     if not ref.startswith("refs/heads/"):
         raise MemfsError("mirror: HEAD is detached; check out a branch (git switch main) before pushing")
     branch = ref[len("refs/heads/"):]
+    refused = _refuse_password(url)
+    if refused:
+        raise MemfsError(f"mirror: {refused}")
     code, output = push_logged(repo.common_dir, url, branch, _timeout(cfg))
     if code != 0:
         raise MemfsError(f"mirror: push of {branch} to {show_url(url)} failed: "

@@ -109,6 +109,13 @@ def _detail(err: GitError) -> str:
     return (lines[0] if lines else str(err))[:300]
 
 
+def stall_config(timeout: float | None) -> list[tuple[str, str]]:
+    """A server that accepts and then says nothing: curl gives up on its own, within
+    the call's timeout (at most a minute of silence)."""
+    seconds = max(1, int(min(timeout or 60.0, 60.0)))
+    return [("http.lowSpeedLimit", "1"), ("http.lowSpeedTime", str(seconds))]
+
+
 class Network:
     """Runs network git commands against one remote with its credentials.
 
@@ -125,15 +132,19 @@ class Network:
         self.base_delay = base_delay
         self.sleep = sleep
         self.retries = 0
+        self._ssh: dict[str, str] | None = None
 
     def run(self, args: Sequence[str], *, cwd: str, label: str, action: str = "read",
             timeout: float = git.DEFAULT_TIMEOUT, accept: Callable[[git.Result], bool] | None = None,
             before_retry: Callable[[], None] | None = None) -> git.Result:
         """Run git; a failure is retried while transient. `accept` may take a failed
         result as an answer (e.g. a rejected push, which the caller handles)."""
+        if self._ssh is None:  # a clone's folder is not the repository it talks to
+            self._ssh = git.ssh_default(cwd, repo_config=not args or args[0] != "clone")
+        config = [*self.auth.config(), *stall_config(timeout)]
         for attempt in range(1, self.tries + 1):
             try:
-                res = git.run(list(args), cwd=cwd, config=self.auth.config(), timeout=timeout, check=False)
+                res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout, check=False)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

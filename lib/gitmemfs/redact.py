@@ -1,9 +1,12 @@
 """Secret redaction for every string that leaves the process.
 
 Two layers: known secret *values* registered at runtime (the token, its Basic
-encoding, the whole header) are replaced wherever they appear, and *patterns*
-catch secrets we were never told about (auth headers, password=, URL userinfo,
-well-known token prefixes). Applied to git errors, logs and JSON output.
+encoding, the whole header) are replaced wherever they appear (`mask_secrets`),
+and *patterns* catch secrets we were never told about (auth headers, password=,
+a URL's user:password@, well-known token prefixes). `redact` applies both: to git
+errors, logs, network messages and every error line. Memory content a command
+prints as its answer (view, compile, call) only gets `mask_secrets`: a pattern
+would change what the agent reads, and so what it writes back.
 """
 from __future__ import annotations
 
@@ -31,9 +34,11 @@ _RULES: list[tuple[str, str, tuple[str, ...]]] = [
     (r"\b(gh[pousr]_)[A-Za-z0-9]{16,}", r"\1" + MASK, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
     (r"\b(github_pat_)[A-Za-z0-9_]{16,}", r"\1" + MASK, ("github_pat_",)),
     (r"\b(glpat-)[A-Za-z0-9_-]{16,}", r"\1" + MASK, ("glpat-",)),
-    # URL userinfo: scheme://user:pass@host -> scheme://<redacted>@host. Greedy up to
-    # the last '@' before the path so passwords containing '@' or ':' are covered.
-    (r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`]*@", r"\1" + MASK + "@", ("://",)),
+    # URL userinfo with a password: scheme://user:pass@host -> scheme://<redacted>@host.
+    # Greedy up to the last '@' before the path so passwords containing '@' or ':' are
+    # covered. A bare user (ssh://git@host) is no secret; a token used as the user
+    # name (https://ghp_…@host) is caught by the token patterns.
+    (r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`:]*:[^/\s?#'\"`]*@", r"\1" + MASK + "@", ("://",)),
 ]
 _PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = []
 
@@ -63,13 +68,22 @@ def forget_secrets() -> None:
     _secrets.clear()
 
 
-def redact(text: str) -> str:
-    if not text:
+def mask_secrets(text: str) -> str:
+    """Only the registered secret values (they are ours, wherever they show up)."""
+    if not text or not _secrets:
         return text
     # Longest first, so a header value is masked whole before its token part.
     for secret in sorted(_secrets, key=len, reverse=True):
         if secret in text:
             text = text.replace(secret, MASK)
+    return text
+
+
+def redact(text: str) -> str:
+    """Registered secrets and every secret-looking pattern."""
+    if not text:
+        return text
+    text = mask_secrets(text)
     lowered = _folded(text)
     for pattern, repl, needles in patterns():
         if any(n in lowered for n in needles):
@@ -85,14 +99,15 @@ def _folded(text: str) -> str:
     return text.replace("İ", "i").lower().replace("ı", "i").replace("ſ", "s")
 
 
-def redact_obj(obj: Any) -> Any:
-    """Redact every string inside a JSON-like structure (dict keys included)."""
-    if isinstance(obj, str):
-        return redact(obj)
-    if isinstance(obj, dict):
-        return {redact_obj(k): redact_obj(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [redact_obj(v) for v in obj]
+def redact_obj(obj: Any, *, patterns: bool = True) -> Any:
+    """Redact every string inside a JSON-like structure (dict keys included); with
+    `patterns=False`, mask only the registered secrets."""
     if isinstance(obj, bytes):
-        return redact(obj.decode("utf-8", "replace"))
+        obj = obj.decode("utf-8", "replace")
+    if isinstance(obj, str):
+        return redact(obj) if patterns else mask_secrets(obj)
+    if isinstance(obj, dict):
+        return {redact_obj(k, patterns=patterns): redact_obj(v, patterns=patterns) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [redact_obj(v, patterns=patterns) for v in obj]
     return obj

@@ -2,10 +2,13 @@
 
 Every network call goes through `network.Network` (credentials from `auth`,
 transient failures retried). Sync runs under the writer lock, fetches first,
-never force-pushes and never resets local commits away: a rejected push is
-rebased onto the remote (with the old head kept at refs/memory/backup/<utc>),
-checked with the shared validator, and pushed again; a rebase that conflicts
-is aborted, leaving the local commits exactly as they were.
+never force-pushes and never resets local commits away. When the remote has
+commits we lack (known after the fetch, or learned from a rejected push), the
+local commits are brought onto it, with the old head kept at
+refs/memory/backup/<utc>: rebased when they are a straight line, merged when
+they hold merges (a dream's `merge(dream)` commit and its trailers must survive,
+and so must the ids the dream state refers to). The result is checked with the
+shared validator and pushed; a rebase or merge that conflicts changes nothing.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ import time
 from typing import Any, Callable, Mapping
 
 from . import auth as authmod
-from . import check, git, hooks, writer
+from . import check, git, hooks, rules, writer
 from .edit import Outcome
 from .errors import MemfsError, UsageError
 from .network import Network, RemoteError
@@ -47,7 +50,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     dest = _destination(url, directory, memory_dir, letta_agent, env)
     existed = _check_destination(dest)
     scheme = auth_scheme or authmod.configured_scheme()
-    creds = authmod.for_remote(url, scheme, letta=bool(letta_agent), env=env)
+    creds = authmod.for_remote(url, scheme, letta=True if letta_agent else None, env=env)
     net = Network(url, creds, notify=notify)
     created = _make_parent(dest)
 
@@ -173,7 +176,7 @@ class SyncResult:
         self.code = 0 if state in DONE_STATES else 1
         self.fields: dict[str, Any] = {
             "branch": None, "upstream": None, "ahead": None, "behind": None, "pushed": [],
-            "pulled": 0, "rebased": False, "backup_ref": None, "conflicts": [], "dirty": [],
+            "pulled": 0, "rebased": False, "merge_commit": None, "backup_ref": None, "conflicts": [], "dirty": [],
             "encoding_issues": [], "problems": [], "error": None, "retries": 0,
         }
         self.fields.update(fields)
@@ -240,6 +243,10 @@ class _Sync:
         self.net: Network | None = None
         self.up: _Upstream | None = None
         self.branch: str | None = None
+        self.backup: str | None = None        # the head before sync moved it (a ref)
+        self.rebased = False                  # HEAD is the local commits rebased onto the remote
+        self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
+        self.integrated = 0                   # times the local commits were brought onto the remote
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -250,6 +257,9 @@ class _Sync:
             fields.setdefault("behind", behind)
         if self.net is not None:
             fields["retries"] = self.net.retries
+        fields.setdefault("backup_ref", self.backup)
+        fields.setdefault("rebased", self.rebased)
+        fields.setdefault("merge_commit", self.merge_commit)
         return SyncResult(state, message, **fields)
 
     def run(self) -> SyncResult:
@@ -292,6 +302,11 @@ class _Sync:
             repo.git("merge", "--ff-only", "-q", self.tracking_sha() or "")
             return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
                                pulled=behind)
+        assert head is not None
+        if behind:  # the remote moved: bring the local commits onto it before pushing
+            failed = self.integrate(head)
+            if failed is not None:
+                return failed
         return self.push(head)
 
     def tracking_sha(self) -> str | None:
@@ -312,8 +327,18 @@ class _Sync:
         return None
 
     def check_range(self, base: str | None) -> SyncResult | None:
-        """Refuse to push commits that break the memory rules."""
-        report = check.commit_range(self.repo.root, f"{base}..HEAD" if base else "HEAD")
+        """Refuse to push commits that break the memory rules.
+
+        The first push of a branch (no remote base) judges the tree at HEAD, not the
+        whole local history. Setting read_only is forgiven here: a person protects a
+        file by committing it past the hooks, and only restricts the agent by it; the
+        server's own gate, if it has one, still decides.
+        """
+        if base:
+            report = check.commit_range(self.repo.root, f"{base}..HEAD")
+            report.problems = [p for p in report.problems if p.message != rules.READ_ONLY_SET]
+        else:
+            report = check.tree(self.repo.root, "HEAD")
         if report.ok:
             return None
         listed = "; ".join(report.lines()[:10])
@@ -321,14 +346,11 @@ class _Sync:
                                          f"to push: {listed}. Fix them (rewrite or drop those commits), then "
                                          "sync again.", problems=[p.as_dict() for p in report.problems])
 
-    def push(self, head: str | None, *, backup: str | None = None) -> SyncResult:
+    def push(self, head: str) -> SyncResult:
         assert self.up is not None and self.net is not None
         base = self.tracking_sha()
         refused = self.check_range(base)
         if refused is not None:
-            if backup:
-                refused.fields["backup_ref"] = backup
-                refused.fields["rebased"] = True
             return refused
         commits = self.repo.git("rev-list", "--reverse", f"{base}..HEAD" if base else "HEAD").lines()
         refspec = f"refs/heads/{self.branch}:{self.up.merge}"
@@ -337,42 +359,92 @@ class _Sync:
                                label="git memory sync: push", action="push to", accept=_push_answered)
         except RemoteError as exc:
             return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
-                               error=exc.message, backup_ref=backup, rebased=bool(backup))
+                               error=exc.message)
         rejected = _rejection(res)
         if rejected is None:
-            if backup:
-                message = (f"Rebased {len(commits)} local commit(s) onto {self.up.name} and pushed them "
-                           f"(the old head is kept at {backup}).")
-            else:
-                message = f"Pushed {len(commits)} commit(s) to {self.up.name}."
-            return self.result(PUSHED, message, pushed=commits, backup_ref=backup, rebased=bool(backup))
-        if rejected in ("fetch first", "non-fast-forward") and backup is None:
-            return self.rebase_and_push(head)
+            return self.result(PUSHED, self.pushed_message(len(commits)), pushed=commits)
+        if rejected in ("fetch first", "non-fast-forward") and self.integrated < 2:
+            # The remote moved after our fetch: fetch again, bring our commits onto it, retry.
+            failed = self.fetch() or self.integrate(head)
+            if failed is not None:
+                return failed
+            return self.push(head)
         why = ("the remote moved again while syncing; run git memory sync again"
                if rejected in ("fetch first", "non-fast-forward") else f"the remote refused it ({rejected})")
         return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: {why}. Your commits are kept locally.",
-                           error=f"rejected: {rejected}", backup_ref=backup, rebased=bool(backup))
+                           error=f"rejected: {rejected}")
 
-    def rebase_and_push(self, head: str | None) -> SyncResult:
-        """The remote has commits we lack: keep a backup ref, rebase onto the remote,
-        check the rebased commits, push again. Never force."""
-        assert self.up is not None and head is not None
-        backup = backup_ref(self.repo, head)
-        failed = self.fetch()
-        if failed is not None:
-            failed.fields["backup_ref"] = backup
-            return failed
+    def pushed_message(self, count: int) -> str:
+        assert self.up is not None
+        if self.rebased:
+            return (f"Rebased {count} local commit(s) onto {self.up.name} and pushed them "
+                    f"(the old head is kept at {self.backup}).")
+        if self.merge_commit:
+            return (f"Merged the local commits with {self.up.name} ({self.merge_commit[:7]}: they include "
+                    f"merges, which a rebase would flatten) and pushed {count} commit(s) (the old head is "
+                    f"kept at {self.backup}).")
+        return f"Pushed {count} commit(s) to {self.up.name}."
+
+    def integrate(self, head: str) -> SyncResult | None:
+        """The remote has commits we lack: keep a backup ref, then rebase the local
+        commits onto it, or merge them with it when they hold merges. Never force;
+        on a conflict, change nothing."""
+        assert self.up is not None
         onto = self.tracking_sha()
+        if onto is None:
+            return self.result(PUSH_FAILED, f"Push to {self.up.name} was rejected: the remote has commits this "
+                                            f"branch lacks, but no fetch refspec of remote.{self.up.remote}.fetch "
+                                            f"maps {self.up.merge} to a local ref, so sync cannot see them; fix "
+                                            "the refspec (git remote set-branches) and sync again. Your commits "
+                                            "are kept locally.", error="rejected: no tracking ref")
+        if self.backup is None:
+            self.backup = backup_ref(self.repo, head)
+        self.integrated += 1
+        merges = self.repo.git("rev-list", "--count", "--merges", f"{onto}..HEAD").out.strip()
+        if merges != "0":
+            return self.merge_onto(onto)
         author = self.repo.author()
         res = self.repo.git(*(author.config() if author else []), "-c", "rebase.autoStash=false",
-                            "-c", "rebase.updateRefs=false", "rebase", "-q", "--no-verify", onto or "",
+                            "-c", "rebase.updateRefs=false", "rebase", "-q", "--no-verify", onto,
                             check=False)
         if res.code != 0:
-            return self.rebase_failed(backup, res)
-        return self.push(head, backup=backup)
+            return self.rebase_failed(res)
+        self.rebased, self.merge_commit = True, None
+        return None
 
-    def rebase_failed(self, backup: str, res: git.Result) -> SyncResult:
+    def merge_onto(self, onto: str) -> SyncResult | None:
+        """A merge commit whose first parent is the remote and second the local head:
+        against its first parent it shows exactly what the push adds. Built with
+        merge-tree and commit-tree, then fast-forwarded in, so a conflict leaves
+        the repository untouched."""
+        assert self.up is not None
         repo = self.repo
+        res = repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", onto, "HEAD",
+                       check=False, ok=(0, 1))
+        if res.code not in (0, 1):
+            raise git.GitError(res.argv, res.code, res.raw, res.err_raw)
+        fields = res.out.split("\0")
+        if res.code == 1:
+            conflicts = sorted({f for f in fields[1:] if f})
+            return self.result(CONFLICT, f"Cannot sync: local and remote changes conflict in "
+                                         f"{', '.join(conflicts[:10])}. Nothing was changed (your head is also "
+                                         f"kept at {self.backup}). Resolve by hand: git merge {self.up.name}, "
+                                         "fix the files, commit, then git memory sync.",
+                               conflicts=conflicts)
+        local = repo.git("rev-list", "--count", f"{onto}..HEAD").out.strip()
+        author = repo.author()
+        message = (f"merge(sync): {local} local commit(s) into {self.up.name}\n\n"
+                   "git memory sync merged instead of rebasing: the local commits include merges, whose "
+                   "commits and messages a rebase would flatten.\n")
+        sha = repo.git(*(author.config() if author else []), "commit-tree", "-p", onto, "-p", "HEAD",
+                       fields[0].strip(), input=message).out.strip()
+        repo.git("merge", "--ff-only", "-q", sha)
+        self.rebased, self.merge_commit = False, sha
+        return None
+
+    def rebase_failed(self, res: git.Result) -> SyncResult:
+        repo = self.repo
+        backup = self.backup
         conflicts = conflicted_paths(repo)
         if writer.operation_in_progress(repo):
             repo.git("rebase", "--abort", check=False)
@@ -380,13 +452,13 @@ class _Sync:
         if writer.operation_in_progress(repo):
             return self.result(CONFLICT, f"Cannot sync: the rebase onto {self.up.name} stopped and could not "
                                          f"be aborted; run git rebase --abort (your old head is kept at {backup}).",
-                               conflicts=conflicts, backup_ref=backup, error=redact(res.err.strip()[:500]))
+                               conflicts=conflicts, error=redact(res.err.strip()[:500]))
         listed = ", ".join(conflicts[:10]) if conflicts else "(git: " + redact(res.err.strip()[:300]) + ")"
         return self.result(CONFLICT, f"Cannot sync: local and remote changes conflict in {listed}. The rebase "
                                      "was aborted and your commits are untouched (also kept at "
                                      f"{backup}). Resolve by hand: git pull --rebase, fix the files, "
                                      "git rebase --continue, then git memory sync.",
-                           conflicts=conflicts, backup_ref=backup)
+                           conflicts=conflicts)
 
 
 def _push_answered(res: git.Result) -> bool:

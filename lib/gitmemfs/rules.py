@@ -21,6 +21,9 @@ DEFAULT_SCOPE = "letta"
 ALLOWED = " ".join(memfile.ALLOWED_KEYS)
 SYMLINK_MODE = "120000"
 
+# Setting read_only is refused like any change to it; sync forgives it (see remote.py).
+READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
+
 _FLAT_SKILL = re.compile(r"^(?:memory/)?skills/[^/]+\.md$", re.IGNORECASE)
 
 
@@ -105,13 +108,17 @@ def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
     try:
         entry = next((e for e in memfile.parse_entries(fm) if e.key == "read_only"), None)
     except FrontmatterError:
-        m = re.search(r"(?m)^\s*read_only\s*:(.*)$", fm)
-        if not m:
-            return False, False
-        entry = Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+        entry = read_only_line(fm)
     if entry is None:
         return False, False
     return True, memfile.is_truthy(entry)
+
+
+def read_only_line(fm: str) -> Entry | None:
+    """The read_only entry of frontmatter that does not parse, found line by line:
+    a broken file still counts as protected (and cannot launder its protection)."""
+    m = re.search(r"(?m)^[ \t]*read_only[ \t]*:(.*)$", fm)
+    return None if m is None else Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
 
 
 def is_protected(data: bytes | None) -> bool:
@@ -172,6 +179,17 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) 
     return [Problem(path, m) for m in out]
 
 
+def check_kept(path: str, old: bytes | None, *, deleted: bool, changed: bool,
+               commit: str | None = None) -> list[Problem]:
+    """A merge against one of its other parents (`old` is the file there): a file
+    protected in that parent must come through exactly as it was. read_only files
+    cannot change on any side, so a legitimate merge always keeps them; a merge
+    whose first parent is an old commit could otherwise drop one unseen."""
+    if not changed or not is_markdown(path) or not _read_only_state(old)[1]:
+        return []
+    return [Problem(path, f"file is read_only and cannot be {'deleted' if deleted else 'modified'}", commit)]
+
+
 def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
                  new_mode: str | None = None, commit: str | None = None) -> list[Problem]:
     """Rules for one path changing from `old` to `new` (None = absent).
@@ -194,7 +212,7 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
         return found
     has_key, now_protected = _read_only_state(new)
     if has_key and not had_key:
-        found += problems(["'read_only' is a protected field and cannot be set by the agent"])
+        found += problems([READ_ONLY_SET])
     elif had_key and not has_key:
         found += problems(["'read_only' is a protected field and cannot be removed by the agent"])
     elif had_key and now_protected != was_protected:

@@ -16,13 +16,12 @@ import re
 import threading
 from typing import Iterable, NamedTuple
 
-from . import git, memfile
+from . import git, memfile, rules
 from .errors import MemfsError, UsageError
 from .memfile import Entry, FrontmatterError
 
 REGULAR_MODES = ("100644", "100755")
 _DESCRIPTION_LINE = re.compile(r"(?m)^[ \t]*description[ \t]*:[ \t]*(.*?)[ \t]*$")
-_READ_ONLY_LINE = re.compile(r"(?m)^[ \t]*read_only[ \t]*:(.*)$")
 
 
 class FileEntry(NamedTuple):
@@ -225,8 +224,8 @@ def _read_any(path: str, data: bytes | None, with_value: bool) -> Doc:
         entries = memfile.parse_entries(fm)
     except FrontmatterError as exc:
         m = _DESCRIPTION_LINE.search(fm)
-        ro = _READ_ONLY_LINE.search(fm)
-        read_only = ro is not None and memfile.is_truthy(Entry("read_only", ro.group(1).strip().strip("'\""), ""))
+        ro = rules.read_only_line(fm)
+        read_only = ro is not None and memfile.is_truthy(ro)
         return Doc(path, " ".join(m.group(1).split()) if m else "", clean(body), read_only,
                    problem or exc.detail or str(exc))
     description = ""

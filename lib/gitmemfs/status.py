@@ -111,7 +111,8 @@ def _hooks_text(info: dict[str, Any]) -> str:
     if info.get("installed") and info.get("effective"):
         return f"installed{where}."
     if info.get("installed"):
-        reason = f": {info['reason']}" if info.get("reason") else ""
+        problems = info.get("problems") or []
+        reason = f": {problems[0]}" if problems else ""
         return f"installed{where} but git will not run them{reason}."
     return "not installed (git memory hooks install)."
 

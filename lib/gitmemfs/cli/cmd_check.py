@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Any
 
 from ..errors import UsageError
@@ -17,10 +18,12 @@ Validate memory files with the same rules as the pre-commit hook.
   --all       every file of the commit at HEAD as it stands (the default)
   --staged    the staged changes against HEAD, read_only protection included
   REV_RANGE   every commit of a range (e.g. origin/main..HEAD), each against its
-              parent, so commits made with --no-verify, cherry-picks and rebases
-              are caught too
+              parent (a merge against every parent for read_only), so commits
+              made with --no-verify, cherry-picks and rebases are caught too
 Prints one `path: problem` line per problem (prefixed with the commit for a
-range) and exits 1 if there are any. Works in bare repositories (--all, ranges)."""
+range) and exits 1 if there are any. Works in bare repositories (--all, ranges).
+It checks the repository of the current directory (or --memory-dir), never the
+one $MEMORY_DIR or $AGENT_ID name: a hook or a CI job judges what it runs in."""
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -57,7 +60,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "mirror URL in the background (never forced; the commit never waits) "
                                    "and logs the result in <git-dir>/memory-repository-push.log. The URL "
                                    "is memory.mirrorUrl, else letta.memoryRepository.url; authentication "
-                                   "is your own git's (SSH keys, credential helpers).")
+                                   "is your own git's (SSH keys, credential helpers), and a URL with a "
+                                   "password is refused.")
     msub = p.add_subparsers(dest="mirror_command", metavar="ACTION", parser_class=type(p))
     ms = msub.add_parser("set-url", parents=[common], help="set the mirror URL",
                          description="Set memory.mirrorUrl. The next commit on main pushes there; "
@@ -82,7 +86,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def do_check(args: argparse.Namespace, ctx: Any) -> Report:
     from .. import check, hooks
 
-    where = hooks.place(locate(ctx.memory_dir)[0])
+    # The repository the command runs in (a hook, the pre-commit framework, CI), not
+    # the agent's memory that $MEMORY_DIR / $AGENT_ID point the edit commands at.
+    where = hooks.place(os.path.abspath(ctx.memory_dir) if ctx.memory_dir else os.getcwd())
     if args.staged:
         if where.bare:
             raise UsageError("git memory check --staged needs a work tree; in a bare repository use --all "

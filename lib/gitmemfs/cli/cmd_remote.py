@@ -10,11 +10,12 @@ from .common import print_text
 
 AUTH_NOTE = """\
 authentication: the token comes from $GIT_MEMORY_TOKEN (for a Letta agent's
-repository, $LETTA_API_KEY first) and is sent as an HTTP
+repository on the $LETTA_BASE_URL server, $LETTA_API_KEY first) and is sent as an HTTP
 Authorization header, Basic (user letta) or Bearer as memory.authScheme says.
 It reaches git through the environment only: never on a command line, never in
 .git/config. Without a token your own git credential helpers may answer;
-nothing ever prompts. Transient failures (HTTP 502/503/504/520-524, dropped
+nothing ever prompts (ssh runs in batch mode unless you set core.sshCommand,
+$GIT_SSH_COMMAND or $GIT_SSH). Transient failures (HTTP 502/503/504/520-524, dropped
 connections, timeouts) are retried up to 3 tries."""
 
 
@@ -28,10 +29,12 @@ ${LETTA_HOME:-~/.letta}/agents/ID/memory."""
 SYNC_DESCRIPTION = """\
 Fetch the upstream of the current branch, then: fast-forward when only the
 remote moved; push when only local commits are new (after checking them with
-the memory rules); on a rejected push keep the old head at
-refs/memory/backup/<utc>, rebase onto the remote, check the rebased commits
-and push again. Never force-pushes. A conflicting rebase is aborted, so local
-commits stay exactly as they were. Holds the writer lock throughout.
+the memory rules). When both moved (or a push is rejected because the remote
+moved meanwhile), keep the old head at refs/memory/backup/<utc>, bring the local
+commits onto the remote (rebased, or merged when they include merges, so a
+dream's merge commit and its trailers survive), check them and push. Never
+force-pushes. A conflicting rebase or merge changes nothing, so local commits
+stay exactly as they were. Holds the writer lock throughout.
 
 states: skipped (no upstream), clean, pulled, pushed: exit 0;
 conflict, dirty, fetch_failed, check_failed, push_failed: exit 1."""

@@ -4,6 +4,13 @@ Every command's handler returns an object with `.message` (human text) and
 `.as_dict()` (the --json object); `code` on it (default 0) is the exit status.
 Errors become one `error: …` line on stderr (followed by a diagnostic block for the
 few errors that carry one), or one JSON object on stdout.
+
+Redaction: errors are always redacted (registered secrets and secret-looking
+patterns). So are results, except those of PAYLOAD_COMMANDS, whose answer is memory
+content: they get only the registered secrets masked, so that what the agent reads
+is byte for byte what is stored (a masked URL copied back would break the edit, or
+be saved as `<redacted>`). Operations redact the git-derived text they put in any
+result at the source (GitError, network messages, logs).
 """
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ import sys
 from typing import Any, Callable, NoReturn, Sequence
 
 from ..errors import EXIT_FAILED, MemfsError, UsageError
-from ..redact import redact, redact_obj
+from ..redact import mask_secrets, redact, redact_obj
 
 
 class Parser(argparse.ArgumentParser):
@@ -72,13 +79,18 @@ def wants_json(argv: Sequence[str], always: Sequence[str] = ("call",)) -> bool:
     return command in always
 
 
-def print_json(obj: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(redact_obj(obj), ensure_ascii=False) + "\n")
+# Commands whose result is memory content (file text, the prompt, the tree).
+PAYLOAD_COMMANDS = ("view", "compile", "tree", "call")
 
 
-def print_text(text: str, stream: Any = None) -> None:
+def print_json(obj: dict[str, Any], *, payload: bool = False) -> None:
+    sys.stdout.write(json.dumps(redact_obj(obj, patterns=not payload), ensure_ascii=False) + "\n")
+
+
+def print_text(text: str, stream: Any = None, *, payload: bool = False) -> None:
     if text:
-        (stream or sys.stdout).write(redact(text) + ("" if text.endswith("\n") else "\n"))
+        shown = mask_secrets(text) if payload else redact(text)
+        (stream or sys.stdout).write(shown + ("" if text.endswith("\n") else "\n"))
 
 
 def fail(exc: MemfsError, as_json: bool) -> int:
@@ -118,10 +130,11 @@ def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
         return fail(err, as_json)
 
 
-def emit(result: Any, *, as_json: bool, quiet: bool = False) -> int:
+def emit(result: Any, *, as_json: bool, quiet: bool = False, payload: bool = False) -> int:
+    """Print a command's result; `payload`: it is memory content (see the module doc)."""
     code = getattr(result, "code", 0) or 0
     if as_json:
-        print_json(result.as_dict())
+        print_json(result.as_dict(), payload=payload)
     elif not quiet or code:
-        print_text(result.message)
+        print_text(result.message, payload=payload)
     return code

@@ -9,7 +9,7 @@ from .. import __version__
 from ..errors import UsageError
 from ..repo import Repo, open_repo
 from . import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
-from .common import Parser, add_global_options, boundary, emit
+from .common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
 MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
@@ -65,7 +65,8 @@ def _main(argv: Sequence[str]) -> int:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
                          details={"usage": parser.format_usage().strip()})
     ctx = Context(args)
-    return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet)
+    return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet,
+                payload=args.command in PAYLOAD_COMMANDS)
 
 
 if __name__ == "__main__":
