@@ -12,7 +12,14 @@ filter could then run code outside the sandbox). Instead:
   query (which reads .gitignore patterns, nothing executable) sees the worktree;
 - a snapshot of dirty files is built from blobs written with
   `hash-object --no-filters` into a temporary index, so no filter, hook or
-  fsmonitor of any kind runs on agent-written content.
+  fsmonitor of any kind runs on agent-written content;
+- files git would follow are read without following symlinks and only as much
+  as a ref or a pointer file can hold.
+
+The agent may also write under `refs/heads/dream/` (its branch) and the matching
+reflog folder. `disarm_refs` removes what it could plant there to send git
+elsewhere — symbolic refs, symlinks to files or folders (git follows a folder
+symlink even with `update-ref --no-deref`) — before any git command reads them.
 """
 from __future__ import annotations
 
@@ -31,6 +38,11 @@ from ..repo import Repo
 from .state import BRANCH_PREFIX, Dirs
 
 _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+# The checkout and the agent's git see bytes as committed: the dream decides "dirty"
+# by hashing files without filters, so no end-of-line conversion may happen.
+NO_EOL = {"core.autocrlf": "false", "core.eol": "lf"}
+_OID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?")
+_SMALL = 1 << 16
 
 
 @dataclass
@@ -49,9 +61,7 @@ class Worktree:
 def sandbox_dirs(repo: Repo) -> list[str]:
     """Ref folders the confined agent must be able to write; git creates them lazily,
     and under Landlock it could not, so they are made before the run."""
-    common = repo.common_dir
-    return [os.path.join(common, "refs", "heads", "dream"),
-            os.path.join(common, "logs", "refs", "heads", "dream")]
+    return dream_ref_dirs(repo.common_dir)
 
 
 def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
@@ -60,24 +70,44 @@ def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
         os.makedirs(folder, exist_ok=True)
     path = dirs.worktree(dream_id)
     branch = BRANCH_PREFIX + dream_id
-    res = repo.git("worktree", "add", "-q", "-b", branch, "--", path, base, check=False)
+    res = repo.git("worktree", "add", "-q", "-b", branch, "--", path, base, check=False, config=NO_EOL)
     if res.code != 0:
         raise MemfsError(f"git dream: cannot create the worktree {path}: "
                          f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
     admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
     wt = Worktree(dream_id, path, admin, branch, base)
-    if _admin_of(path) != admin:
+    if admin_of(path) != admin:
         remove(repo, wt)
         raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}; nothing was started")
     return wt
 
 
-def _admin_of(path: str) -> str | None:
+def read_small(path: str, *, tail: bool = False) -> str | None:
+    """A regular file's text, at most 64 KiB (the last 64 KiB with `tail`), never through
+    a symlink: whatever the agent left there (a FIFO, /dev/zero, a huge file) cannot make
+    us hang or read something else. None when it is not a readable regular file."""
     try:
-        with open(os.path.join(path, ".git"), encoding="utf-8") as fh:
-            line = fh.read().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if tail and st.st_size > _SMALL:
+            os.lseek(fd, st.st_size - _SMALL, os.SEEK_SET)
+        return os.read(fd, _SMALL).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def admin_of(path: str) -> str | None:
+    text = read_small(os.path.join(path, ".git"))
+    if text is None:
+        return None
+    line = text.strip()
     if not line.startswith("gitdir: "):
         return None
     return os.path.realpath(os.path.join(path, line[len("gitdir: "):]))
@@ -89,11 +119,8 @@ def tampering(wt: Worktree, common_dir: str) -> list[str]:
     common = os.path.realpath(common_dir)
 
     def read(path: str) -> str | None:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read().strip()
-        except OSError:
-            return None
+        text = read_small(path)
+        return None if text is None else text.strip()
 
     commondir = read(os.path.join(wt.admin, "commondir"))
     if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != common:
@@ -101,35 +128,109 @@ def tampering(wt: Worktree, common_dir: str) -> list[str]:
     gitdir = read(os.path.join(wt.admin, "gitdir"))
     if gitdir is None or os.path.realpath(gitdir) != os.path.realpath(os.path.join(wt.path, ".git")):
         found.append("gitdir no longer points at the worktree")
-    if _admin_of(wt.path) != os.path.realpath(wt.admin):
+    if admin_of(wt.path) != os.path.realpath(wt.admin):
         found.append("the worktree's .git file points elsewhere")
     if os.path.lexists(os.path.join(wt.admin, "config.worktree")):
         found.append("a config.worktree was planted")
     return found
 
 
-def refs(repo: Repo, prefix: str) -> dict[str, str]:
-    """{name under prefix: sha} for the refs under `prefix` (e.g. refs/heads/dream/)."""
-    res = repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
+def refs(repo: Repo, prefix: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """{name under prefix: sha} for the plain refs under `prefix` (e.g. refs/heads/dream/);
+    symbolic refs are left out (`disarm_refs` removes any the agent planted)."""
+    res = git.run_light(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", prefix],
+                        cwd=repo.root, env=env, check=False)
     out = {}
     for line in res.lines():
-        ref, _, sha = line.partition(" ")
-        out[ref[len(prefix):]] = sha
+        ref, _, rest = line.partition("\0")
+        sha, _, symref = rest.partition("\0")
+        if not symref:
+            out[ref[len(prefix):]] = sha
     return out
 
 
-def adopt_side_branches(repo: Repo, wt: Worktree, before: dict[str, str]) -> list[str]:
-    """Branches the agent made next to its own (it may create refs/heads/dream/*) move to
-    refs/dreams/extra/<id>/<name>: kept, and out of the branch namespace."""
-    moved = []
-    for name, sha in refs(repo, "refs/heads/" + BRANCH_PREFIX).items():
-        if name == wt.id or before.get(name) == sha:
+def dream_ref_dirs(common_dir: str) -> list[str]:
+    return [os.path.join(common_dir, "refs", "heads", "dream"),
+            os.path.join(common_dir, "logs", "refs", "heads", "dream")]
+
+
+def disarm_refs(common_dir: str) -> list[str]:
+    """Remove what could make git act outside `refs/heads/dream/` (and its reflogs):
+    symlinks, symbolic refs, anything but a folder or a plain ref file; stale `.lock`
+    files go too. Returns a description of each planted thing (empty when clean)."""
+    found: list[str] = []
+
+    def walk(folder: str, rel: str, is_refs: bool) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = f"{rel}/{entry.name}"
+            try:
+                st = os.lstat(entry.path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                walk(entry.path, name, is_refs)
+                continue
+            why = None
+            if stat.S_ISLNK(st.st_mode):
+                why = f"{name} is a symbolic link"
+            elif not stat.S_ISREG(st.st_mode):
+                why = f"{name} is not a regular file"
+            elif entry.name.endswith(".lock"):
+                why = ""  # left by a git command the timeout stopped
+            elif is_refs:
+                head = (read_small(entry.path) or "").encode()
+                if head.startswith(b"ref:"):
+                    why = f"{name} is a symbolic ref to {head[4:].decode(errors='replace').strip()}"
+                elif not _OID.fullmatch(head):
+                    why = f"{name} is not a valid ref"
+            if why is None:
+                continue
+            try:
+                os.unlink(entry.path)  # never follows: a symlink goes, not what it names
+            except OSError:
+                pass
+            if why:
+                found.append(why)
+
+    for top, label, is_refs in zip(dream_ref_dirs(common_dir), ("refs/heads/dream", "logs/refs/heads/dream"),
+                                   (True, False)):
+        walk(top, label, is_refs)
+    return found
+
+
+def delete_ref(repo: Repo, ref: str, old: str | None = None) -> None:
+    """Delete `ref` itself, never what it may point at."""
+    repo.git("update-ref", "--no-deref", "-d", ref, *([old] if old else []), check=False)
+
+
+_CONVERTING = ("eol", "ident", "filter", "working-tree-encoding")
+
+
+def conversions(repo: Repo, paths: list[str]) -> list[str]:
+    """Tracked paths git would convert on checkout even with core.autocrlf=false and
+    core.eol=lf: `eol=crlf`, `ident`, a configured `filter`, `working-tree-encoding`."""
+    if not paths:
+        return []
+    feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    res = git.run_light(["check-attr", "-z", "--stdin", "--cached", *_CONVERTING], cwd=repo.root, input=feed,
+                        check=False)
+    if res.code != 0:
+        return []
+    fields = res.out.split("\0")
+    found = []
+    for i in range(0, len(fields) - 2, 3):
+        path, attr, value = fields[i:i + 3]
+        if value in ("unspecified", "unset") or (attr == "eol" and value == "lf"):
             continue
-        keep_as = f"refs/dreams/extra/{wt.id}/{name}"
-        repo.git("update-ref", keep_as, sha)
-        repo.git("update-ref", "-d", "refs/heads/" + BRANCH_PREFIX + name, sha, check=False)
-        moved.append(keep_as)
-    return moved
+        if attr == "filter" and not any(repo.cfg(f"filter.{value}.{k}") for k in ("smudge", "process")):
+            continue
+        if path not in found:
+            found.append(path)
+    return found
 
 
 # -- where the agent ended --------------------------------------------------------------
@@ -142,11 +243,7 @@ def rev(repo: Repo, spec: str) -> str | None:
 def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
     """The commit the worktree's HEAD names, resolved in the main repository
     (`tip`: the branch's commit, when the caller already looked it up)."""
-    try:
-        with open(os.path.join(wt.admin, "HEAD"), encoding="utf-8", errors="replace") as fh:
-            text = fh.read().strip()
-    except OSError:
-        text = ""
+    text = head_text(wt)
     if text == f"ref: {wt.ref}" and tip:
         return tip
     if text.startswith("ref: "):
@@ -160,18 +257,24 @@ def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
     return found or _last_reflog(repo, wt)
 
 
+def head_text(wt: Worktree) -> str:
+    return (read_small(os.path.join(wt.admin, "HEAD")) or "").strip()
+
+
+def last_reflog_sha(wt: Worktree) -> str | None:
+    """The newest value of the worktree's HEAD per its reflog (as written, unresolved)."""
+    text = read_small(os.path.join(wt.admin, "logs", "HEAD"), tail=True) or ""
+    for line in reversed(text.splitlines()):
+        parts = line.split(" ", 2)
+        if len(parts) >= 2 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", parts[1]):
+            return parts[1]
+    return None
+
+
 def _last_reflog(repo: Repo, wt: Worktree) -> str | None:
     """The newest value of the worktree's HEAD per its reflog (when its branch was deleted)."""
-    try:
-        with open(os.path.join(wt.admin, "logs", "HEAD"), "rb") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        parts = line.split(b" ", 2)
-        if len(parts) >= 2 and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", parts[1]):
-            return rev(repo, parts[1].decode())
-    return None
+    sha = last_reflog_sha(wt)
+    return rev(repo, sha) if sha else None
 
 
 # -- dirty files, hashed without git in the worktree -------------------------------------------
@@ -371,7 +474,7 @@ def remove(repo: Repo, wt: Worktree, *, delete_branch: bool = True) -> None:
     _rmtree(wt.admin)
     repo.git("worktree", "prune", check=False)
     if delete_branch:
-        repo.git("update-ref", "-d", wt.ref, check=False)
+        delete_ref(repo, wt.ref)
 
 
 def leftover(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
