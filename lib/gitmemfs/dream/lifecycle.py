@@ -1,13 +1,16 @@
 """One dream pass, start to finish (DESIGN §9).
 
     lock -> leftovers -> (--auto: due?) -> settings -> sandbox check -> parent clean
-    -> source slice -> --to sync -> worktree -> prompt -> agent -> finalize
+    -> source slice -> --to sync -> attributes check -> worktree -> prompt -> agent
+    -> refs disarmed, objects imported (recovery.gather) -> finalize
     -> cursor and --to write-back -> record
 
 The lock (`<common>/dream/lock`, flock) is held from the first step to the last,
 so two dreams never overlap and only the holder writes dream state. A run record
 is written before the worktree exists; a pass killed outright is found by the
-next one, which keeps whatever the agent had done at refs/dreams/kept/<id>.
+next one, which keeps whatever the agent had done at refs/dreams/kept/<id> (or,
+if it had merged, finishes its bookkeeping). Once the record exists, any error
+ends in a `failed` outcome with the work kept, never in a bare exception.
 """
 from __future__ import annotations
 
