@@ -21,11 +21,14 @@ from dreamkit import (
     assert_cleaned_up,
     common_dir,
     dream_json,
+    finish,
     kept,
     landlock,
     log_of,
     refs,
+    running_id,
     show,
+    start_dream,
     tree_files,
     wait_for,
 )
@@ -48,6 +51,7 @@ def test_planted_refs_never_touch_main(repo: Path, plant: str) -> None:
     before = snapshot(repo)
     main = head(repo)
     out = dream_json(repo, "--agent", agent("plant_ref.sh", plant))
+    assert "DENIED: memory-dream-refs" in log_of(out) and f"PLANTED {plant}" in log_of(out), log_of(out)
     main_now = git("rev-parse", "-q", "--verify", "refs/heads/main", cwd=repo, check=False).stdout.strip()
     assert main_now == main, f"main is {main_now or 'gone'}"
     assert snapshot(repo) == before
@@ -60,21 +64,26 @@ def test_planted_refs_never_touch_main(repo: Path, plant: str) -> None:
     fsck_clean(repo)
 
 
-def test_symref_to_main_is_not_merged_when_main_moved_on(repo: Path, tmp_path: Path) -> None:
-    """Read through the symref, the branch tip would be main's newer commit: a bogus merge."""
+def test_parent_stays_fully_usable_while_the_agent_works(repo: Path, tmp_path: Path) -> None:
+    """The agent's branch, HEAD and objects live in the run's private repository: while
+    it has committed and works on, the memory's fetch, fsck, gc and log --all are fine."""
+    upstream = tmp_path / "upstream.git"
+    git("clone", "-q", "--bare", str(repo), str(upstream), cwd=tmp_path)
+    git("remote", "add", "origin", str(upstream), cwd=repo)
     flag = tmp_path / "go"
-    cmd = (f'c=$(git rev-parse --path-format=absolute --git-common-dir); '
-           f'printf "ref: refs/heads/main\\n" > "$c/refs/heads/$DREAM_BRANCH"; '
-           f'while [ ! -e {flag} ]; do sleep 0.02; done')
-    proc = subprocess.Popen(["git", "dream", "--json", "--agent", cmd], cwd=repo, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_for(lambda: any((common_dir(repo) / "refs" / "heads" / "dream").glob("*")), what="the symref")
-    git("commit", "-q", "--allow-empty", "-m", "the user moves on", cwd=repo)
-    moved = head(repo)
+    proc = start_dream(repo, "--agent", agent("wait_flag.sh", str(flag)))
+    dream_id = running_id(repo)
+    log = common_dir(repo) / "dream" / "logs" / f"{dream_id}.log"
+    wait_for(lambda: "Memory str_replace committed" in log.read_text(), what="the agent's commit")
+    for args in (["fetch", "-q", "origin"], ["fsck", "--no-progress"], ["log", "--all", "--oneline"],
+                 ["gc", "-q"], ["worktree", "list"]):
+        res = git(*args, cwd=repo, check=False)
+        assert res.returncode == 0, (args, res.stderr)
+    assert git("worktree", "list", "--porcelain", cwd=repo).stdout.count("worktree ") == 1
+    assert not refs(repo, "refs/heads/dream/"), "no dream branch in the memory while it runs"
     flag.touch()
-    out = json.loads(proc.communicate(timeout=60)[0])
-    assert out["status"] == "failed" and "symbolic ref" in out["message"], out
-    assert head(repo) == moved and git("log", "-1", "--format=%s", cwd=repo).stdout.strip() == "the user moves on"
+    out = finish(proc)
+    assert out["status"] == "merged", out
     assert_cleaned_up(repo)
 
 
@@ -105,7 +114,9 @@ def test_forged_object_fails_the_import_and_leaves_the_parent_alone(repo: Path) 
     assert out["status"] == "failed" and "did not pass verification" in out["message"], out
     quarantine = Path(out["quarantine"])
     assert quarantine.is_dir() and str(quarantine) in out["message"]
-    assert quarantine == common_dir(repo) / "dream" / "runs" / out["id"] / "objects"
+    assert quarantine == common_dir(repo) / "dream" / "runs" / out["id"] / "git"
+    forged = git(f"--git-dir={quarantine}", "log", "--format=%s", f"dream/{out['id']}", cwd=repo).stdout
+    assert forged.startswith("Add a note"), "the agent's branch can be inspected there"
     assert snapshot(repo) == before
     assert sorted((common_dir(repo) / "objects" / "pack").glob("*")) == packs, "nothing came in"
     # The files the agent left are kept as plain files, hashed by us: the real text.
@@ -122,10 +133,10 @@ def test_forged_object_fails_the_import_and_leaves_the_parent_alone(repo: Path) 
 def test_agent_objects_arrive_as_one_verified_pack(repo: Path) -> None:
     cmd = 'git memory create notes/q.md "Through the quarantine." -d "Quarantined" -m "Note via quarantine"'
     loose_before = sorted(p.name for p in (common_dir(repo) / "objects").iterdir() if len(p.name) == 2)
-    out = dream_json(repo, "--agent", cmd + ' && echo "OBJDIR=$GIT_OBJECT_DIRECTORY"', code=0)
+    out = dream_json(repo, "--agent", cmd + ' && echo "OBJDIR=$(git rev-parse --git-path objects)"', code=0)
     assert out["status"] == "merged"
-    assert f"OBJDIR={common_dir(repo)}/dream/runs/{out['id']}/objects" in log_of(out)
-    assert not (common_dir(repo) / "dream" / "runs" / out["id"] / "objects").exists(), "quarantine removed"
+    assert f"OBJDIR={common_dir(repo)}/dream/runs/{out['id']}/git/objects" in log_of(out)
+    assert not (common_dir(repo) / "dream" / "runs" / out["id"] / "git").exists(), "the private repository is gone"
     branch_commit = git("rev-parse", "HEAD^2", cwd=repo).stdout.strip()
     packed = git("verify-pack", "-v", *map(str, (common_dir(repo) / "objects" / "pack").glob("*.idx")),
                  cwd=repo).stdout

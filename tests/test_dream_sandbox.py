@@ -25,8 +25,8 @@ from gitmemfs.dream import sandbox
 
 pytestmark = landlock
 
-ESCAPES = ("home", "main-ref", "main-ref-file", "config", "config-file", "hook", "parent-tree", "packed-refs",
-           "other-branch", "tmp")
+ESCAPES = ("home", "main-ref", "main-ref-file", "dream-ref", "objects", "config", "config-file", "own-config",
+           "hook", "parent-tree", "packed-refs", "other-branch", "tmp")
 
 
 def admin_state(repo: Path) -> dict[str, object]:
@@ -130,7 +130,7 @@ def test_reftable_repositories_are_refused(repo: Path) -> None:
 
 @pytest.mark.skipif(sandbox.probe_abi()[0] < 6, reason="signal scoping needs Landlock ABI 6")
 def test_agent_cannot_signal_the_dream_process(repo: Path) -> None:
-    cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$(git rev-parse --git-common-dir)/dream/lock\"); "
+    cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$MEMORY_DIR/../../lock\"); "
            "echo dream-pid=$pid; kill -TERM $pid && echo KILLED || echo KILL-DENIED")
     out = dream_json(repo, "--agent", cmd, code=0)
     log = log_of(out)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # A dream agent that tries to change modes, owners and flags of the parent's files
 # (Landlock does not cover chmod). Prints "DENIED: <what>" or "WROTE: <what>".
-common=$(git rev-parse --path-format=absolute --git-common-dir)
+common=$(cd "$MEMORY_DIR/../../.." && pwd -P)   # the memory's git dir (the checkout is in it)
 parent=$(dirname "$common")
 try() {
     label=$1; shift

@@ -3,7 +3,7 @@
 # folder with other content under the same name: a forged object the import must refuse.
 git memory create notes/forged.md "The real text." -d "A note whose object gets forged" -m "Add a note"
 oid=$(git rev-parse HEAD:notes/forged.md)
-python3 - "$GIT_OBJECT_DIRECTORY/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)" <<'PY'
+python3 - "$(git rev-parse --path-format=absolute --git-path objects)/$(echo "$oid" | cut -c1-2)/$(echo "$oid" | cut -c3-)" <<'PY'
 import os, sys, zlib
 path = sys.argv[1]
 data = b"---\ndescription: forged\n---\nForged text.\n"

@@ -2,7 +2,7 @@
 # A dream agent that tries to rewrite committed history by replacing the object of
 # HEAD:system/persona.md, then to destroy it: delete packs, point alternates elsewhere,
 # forge a commit-graph. Prints "DENIED: <what>" or "WROTE: <what>" for each attempt.
-common=$(git rev-parse --path-format=absolute --git-common-dir)
+common=$(cd "$MEMORY_DIR/../../.." && pwd -P)   # the memory's git dir (the checkout is in it)
 oid=$(git rev-parse HEAD:system/persona.md)
 try() {
     label=$1; shift
@@ -25,6 +25,6 @@ try delete-pack sh -c "rm -f '$common'/objects/pack/*.pack && ! ls '$common'/obj
 try alternates sh -c "echo /nonexistent > '$common/objects/info/alternates'"
 try commit-graph sh -c "echo garbage > '$common/objects/info/commit-graph'"
 # Its own object folder is writable: a forged copy there only fools the agent itself.
-try quarantine-swap forge "$GIT_OBJECT_DIRECTORY"
+try quarantine-swap forge "$(git rev-parse --path-format=absolute --git-path objects)"
 echo "AGENT-SEES: $(git cat-file blob HEAD:system/persona.md | tail -1)"
 git memory create notes/after.md "Still here." -d "Written after the attempts" -m "Note after the attempts"

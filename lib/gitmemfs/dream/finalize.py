@@ -151,11 +151,12 @@ class Finalizer:
         n = count(self.repo, base, head) if head and head != base else 0
         return Result(status, self.wt.id, self.wt.branch, base, head, n, message=message, **kw)
 
-    def run(self, agent: AgentRun, tampered: list[str], *, tip: str | None) -> Result:
-        """`tip`: the branch's commit as read (safely) after the run, None if it is gone."""
+    def run(self, agent: AgentRun, tampered: list[str], *, tip: str | None, head: str | None) -> Result:
+        """`tip`: the branch's commit as read (safely) after the run, None if it is gone;
+        `head`: the commit the worktree's HEAD names, None if it names nothing."""
         wt = self.wt
         tip = wtmod.rev(self.repo, tip) if tip else None
-        head = wtmod.work_head(self.repo, wt, tip) or tip or wt.base
+        head = head or tip or wt.base
         off_branch = head != (tip or wt.base)
         snap, changed = wtmod.snapshot(self.repo, wt, head, lambda: self.ident,
                                        f"dream {wt.id}: files the agent left uncommitted\n\nDream-Id: {wt.id}\n")
@@ -228,6 +229,7 @@ class Finalizer:
             return self._not_merged("check_failed", head, f"The dream's commits break the memory rules: {shown}. "
                                     "Nothing was merged.", problems=[p.as_dict() for p in report.problems])
         if allow_pending and self.merge_mode == "explicit":
+            repo.git("update-ref", "--no-deref", wt.ref, head, check=False)  # the branch, for review
             kept = keep(repo, wt.id, head)
             return self.result("pending", head,
                                f"The dream made {_plural(n, 'commit')} on {wt.branch}, waiting for review: "

@@ -27,7 +27,7 @@ from ..errors import EnvironmentProblem, MemfsError, UsageError
 from ..redact import redact
 from ..repo import FileLock, Repo
 from ..writer import WriteSession
-from . import finalize, payload, quarantine, recovery, runner, sandbox, sources, state, target, trigger
+from . import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
 from . import worktree as wtmod
 from .finalize import Result
 
@@ -247,7 +247,6 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     os.makedirs(run_dir, exist_ok=True)
     log = runner.Log(dirs.log(dream_id), echo_agent=opts.verbose, echo_progress=opts.progress)
     saved = state.load_state(dirs)["sources"].get(chosen.source.key, {}) if chosen else {}
-    branches_before = wtmod.refs(repo, recovery.BRANCHES)
     record: dict[str, Any] = {
         "id": dream_id, "status": "running", "started_at": state.utc_now(), "pid": os.getpid(),
         "base": base, "branch": state.BRANCH_PREFIX + dream_id, "agent": agent_spec, "sandbox": sandboxed,
@@ -266,7 +265,6 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         files = payload.memory_files(listing)
         wt = wtmod.create(repo, dirs, dream_id, base)
         log.progress(f"checked out {wt.branch} at {wt.path}")
-        objects = quarantine.prepare(run_dir)
         prompt_path, transcript_path = write_payload(run_dir, files, chosen, doc, opts.instruction)
         log.progress(f"prompt ready: {prompt_path} ({os.path.getsize(prompt_path):,} bytes"
                      + (f", {chosen.messages} transcript messages" if chosen else ", no transcript") + ")")
@@ -274,10 +272,10 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         child_env = runner.agent_env(
             worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=base, branch=wt.branch,
             agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript_path,
-            extra={**command_env, **quarantine.agent_env(objects, repo.common_dir)},
+            extra=command_env,
             config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
             pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
-        plan = sandbox_plan(repo, wt, objects, tmpdir, log) if sandboxed else None
+        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
 
         def on_start(pid: int, start: int | None) -> None:
             record.update(agent_pid=pid, agent_start=start)
@@ -286,13 +284,10 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
         log.progress("running the agent")
         agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
                            timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
-        out = conclude(repo, dirs, wt, agent, branches_before, merge_mode=merge_mode, sandboxed=sandboxed,
-                       chosen=chosen, log=log)
+        out = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
         if out.extra.get("quarantine"):
             record["quarantine"] = out.extra["quarantine"]
-        else:
-            quarantine.discard(objects)
-        wtmod.remove(repo, wt, delete_branch=out.status != "pending")
+        wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
         wt = None
     except Exception as exc:  # noqa: BLE001 - any failure becomes a `failed` outcome, work kept
         out = internal_failure(repo, dirs, wt, record, exc, log)
@@ -311,10 +306,11 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     return out
 
 
-def sandbox_plan(repo: Repo, wt: wtmod.Worktree, objects: str, tmpdir: str, log: runner.Log) -> runner.SandboxPlan:
-    """Where the confined agent may write: its checkout, git's files for it, its object
-    quarantine, the dream ref folders, its TMPDIR, and dream.sandbox.allowWrite."""
-    writable = [wt.path, wt.admin, objects, *wtmod.sandbox_dirs(repo), tmpdir]
+def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log) -> runner.SandboxPlan:
+    """Where the confined agent may write: its checkout, and in the run's private
+    repository git's files for it, its objects and dream branches; its TMPDIR; and
+    dream.sandbox.allowWrite. Nothing of the memory's own git dir."""
+    writable = [*wtmod.writable(wt), tmpdir]
     files: list[str] = []
     for extra in repo.cfg_all("dream.sandbox.allowWrite"):
         path = os.path.abspath(os.path.expanduser(extra.strip()))
@@ -332,9 +328,8 @@ def sandbox_plan(repo: Repo, wt: wtmod.Worktree, objects: str, tmpdir: str, log:
                               deny_chmod=deny_chmod)
 
 
-def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun,
-             branches_before: dict[str, str], *, merge_mode: str, sandboxed: bool,
-             chosen: sources.Slice | None, log: runner.Log) -> Result:
+def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
+             sandboxed: bool, chosen: sources.Slice | None, log: runner.Log) -> Result:
     """After the agent: make its refs safe, bring its objects in verified, then finalize."""
     if agent.sandbox_error:
         log.progress(f"sandbox refused: {agent.sandbox_error}")
@@ -343,8 +338,8 @@ def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.Age
                               "unconfined with --no-sandbox (or GIT_DREAM_SANDBOX=0) if you trust it.")
     log.progress(f"{agent.describe()} after {agent.duration:.1f}s"
                  + (f"; stopped {agent.killed} leftover process(es)" if agent.killed else ""))
-    tampered = wtmod.tampering(wt, repo.common_dir)
-    harvest = recovery.gather(repo, dirs, wt, branches_before)
+    tampered = wtmod.tampering(wt)
+    harvest = recovery.gather(repo, dirs, wt)
     if harvest.import_error:
         out = untrusted(repo, wt, harvest, agent)
     else:
@@ -354,8 +349,8 @@ def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.Age
         if not sandboxed:
             trailers.append("Dream-Sandbox: off")
         fin = finalize.Finalizer(repo, wt, merge_mode=merge_mode, trailers=trailers, progress=log.progress)
-        out = fin.run(agent, tampered + harvest.trouble(), tip=harvest.tip)
-    side = recovery.settle_branches(repo, wt, branches_before, harvest)
+        out = fin.run(agent, tampered + harvest.trouble(), tip=harvest.tip, head=harvest.head)
+    side = recovery.keep_side_branches(repo, wt, harvest)
     if side:
         out.extra["side_branches"] = side
         log.progress("the agent made other branches; kept at " + ", ".join(side))
@@ -368,7 +363,8 @@ def untrusted(repo: Repo, wt: wtmod.Worktree, harvest: recovery.Harvest, agent: 
     kept = recovery.salvage(repo, wt, harvest, agent_ran=True, say=lambda _t: None)
     out = Result("failed", wt.id, wt.branch, wt.base, wt.base, kept_ref=kept,
                  message=f"Dream failed: the agent's git objects did not pass verification ({harvest.import_error}); "
-                         f"nothing was merged. Its objects are left in {harvest.quarantine} for inspection"
+                         f"nothing was merged. Its repository is left in {harvest.quarantine} for inspection "
+                         f"(git --git-dir={harvest.quarantine} log --all)"
                          + (f"; the files it left are kept at {kept}." if kept else "."))
     out.extra.update(quarantine=harvest.quarantine, timed_out=agent.timed_out)
     return out
@@ -383,12 +379,12 @@ def internal_failure(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree | None, re
     kept = None
     if wt is not None:
         try:
-            harvest = recovery.gather(repo, dirs, wt, None)
+            harvest = recovery.gather(repo, dirs, wt)
             kept = recovery.salvage(repo, wt, harvest, agent_ran=bool(record.get("agent_pid")),
                                     say=log.progress)
             if harvest.import_error:
                 record["quarantine"] = harvest.quarantine
-            wtmod.remove(repo, wt)
+            wtmod.remove(repo, wt, keep_repo=bool(harvest.import_error))
         except Exception as inner:  # noqa: BLE001 - the next dream recovers what is left
             log.progress(f"could not clean up after the failure ({inner}); the next dream will")
     record.update(status="failed", finished_at=state.utc_now(), kept_ref=kept,

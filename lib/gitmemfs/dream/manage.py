@@ -126,7 +126,6 @@ def finish(repo: Repo, text: str, *, merge: bool) -> Result:
 
 
 def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
-    wtmod.disarm_refs(repo.common_dir)
     record = state.load_record(dirs, dream_id) or {"id": dream_id}
     work = kept_refs(repo).get(dream_id) or branches(repo).get(dream_id)
     if not work:
@@ -172,7 +171,6 @@ def drop(repo: Repo, text: str) -> Outcome | Result:
     dirs = state.Dirs(repo.common_dir)
     try:
         with DreamLock(dirs, repo.root):
-            wtmod.disarm_refs(repo.common_dir)
             dream_id = resolve(repo, dirs, text)
             kept = kept_refs(repo).get(dream_id)
             branch = branches(repo).get(dream_id)

@@ -1,27 +1,26 @@
-"""The agent's own object folder, and bringing its work into the repository verified.
+"""Bringing an agent's work into the memory repository, verified.
 
-The agent never writes the repository's object store. Its git writes new objects
-to `<common>/dream/runs/<id>/objects` (GIT_OBJECT_DIRECTORY) and reads the
-repository's through GIT_ALTERNATE_OBJECT_DIRECTORIES; the sandbox grants it that
-folder, not `<common>/objects`. So it can neither replace an object that history
-points at nor delete, shadow or misdescribe one (loose files, packs, alternates,
-commit-graph, multi-pack-index) in the repository.
+The agent never writes the memory's object store: its checkout belongs to the run's
+private repository (worktree.create), whose object folder is the quarantine and
+whose alternate is the memory's object store. So the agent can neither replace an
+object that history points at nor delete, shadow or misdescribe one (loose files,
+packs, alternates, commit-graph, multi-pack-index) in the memory.
 
-After the run, before anything reads its branch in the repository, `bring_in`
-imports exactly the objects reachable from the commits we keep and not from the
-base, the way receive-pack accepts a push:
+After the run, before anything reads its work in the memory, `bring_in` imports
+exactly the objects reachable from the commits we keep and not from the base, the
+way receive-pack accepts a push:
 
     pack-objects   reads them in the quarantine's view (it may be lied to)
     index-pack --strict
                    re-hashes every object and checks every link against the
-                   repository, writing into a staging folder the agent never had
+                   memory, writing into a staging folder the agent never had
     rev-list --objects
-                   walks from the kept commits in the repository's own view (the
+                   walks from the kept commits in the memory's own view (the
                    staged pack as an alternate): nothing may be missing
 
 Only then is the pack moved into `objects/pack/`. Anything else fails the import
-(`Tampered`): the repository is unchanged and the quarantine stays where it is for
-a person to look at.
+(`Tampered`): the memory is unchanged and the private repository stays where it is
+for a person to look at.
 """
 from __future__ import annotations
 
@@ -43,22 +42,7 @@ class Tampered(Exception):
     """The agent's objects do not hold up: forged, missing or not connected."""
 
 
-def folder(run_dir: str) -> str:
-    return os.path.join(run_dir, "objects")
-
-
-def prepare(run_dir: str) -> str:
-    """Create the quarantine (git makes subfolders lazily, but the sandbox grant needs
-    the folder to exist) and return its path."""
-    path = folder(run_dir)
-    for sub in ("", "pack", "info"):
-        os.makedirs(os.path.join(path, sub), exist_ok=True)
-    return path
-
-
-def agent_env(quarantine: str, common_dir: str) -> dict[str, str]:
-    """What makes the agent's git (and every hook and `git memory` it runs) write to
-    the quarantine while still seeing every object of the repository."""
+def _view_env(quarantine: str, common_dir: str) -> dict[str, str]:
     return {"GIT_OBJECT_DIRECTORY": os.path.abspath(quarantine),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": os.path.abspath(os.path.join(common_dir, "objects"))}
 
@@ -66,7 +50,7 @@ def agent_env(quarantine: str, common_dir: str) -> dict[str, str]:
 def view(repo: Repo, quarantine: str, *args: str, input: str | None = None) -> git.Result:
     """Run git in the quarantine's view (never trusted: used to find, not to decide)."""
     return git.run_light(list(args), cwd=repo.root, input=input, check=False, config=_DISTRUST,
-                         env=agent_env(quarantine, repo.common_dir))
+                         env=_view_env(quarantine, repo.common_dir))
 
 
 def _present(repo: Repo, oids: Iterable[str]) -> set[str]:
@@ -79,10 +63,11 @@ def _present(repo: Repo, oids: Iterable[str]) -> set[str]:
     return {line for line in res.lines() if " " not in line}
 
 
-def bring_in(repo: Repo, quarantine: str, tips: Iterable[str], have: Iterable[str]) -> int:
-    """Import what `tips` need beyond `have` (commits the repository holds). Returns the
-    number of tips that had to be imported; raises Tampered when the objects do not
-    hold up. Tips the repository already holds cost nothing."""
+def bring_in(repo: Repo, quarantine: str, tips: Iterable[str], have: Iterable[str], stage: str) -> int:
+    """Import what `tips` need beyond `have` (commits the repository holds), staging the
+    pack in `stage` (a folder the agent could not write). Returns the number of tips
+    that had to be imported; raises Tampered when the objects do not hold up. Tips the
+    repository already holds cost nothing."""
     have = sorted({h for h in have if h})
     missing = sorted({t for t in tips if t and _OID.fullmatch(t) and t.strip("0")} - set(have))
     missing = [t for t in missing if t not in _present(repo, missing)]
@@ -95,7 +80,6 @@ def bring_in(repo: Repo, quarantine: str, tips: Iterable[str], have: Iterable[st
     missing = [line.split(" ")[0] for line in known.lines() if line.endswith(" commit")]
     if not missing:
         return 0
-    stage = os.path.join(os.path.dirname(quarantine), "import")
     shutil.rmtree(stage, ignore_errors=True)
     os.makedirs(os.path.join(stage, "pack"))
     try:
@@ -140,7 +124,3 @@ def _install(common_dir: str, stage: str, name: str) -> None:
 def _why(res: git.Result) -> str:
     err = git.GitError(res.argv, res.code, res.raw if res.code else b"", res.err_raw)
     return str(err)
-
-
-def discard(quarantine: str) -> None:
-    shutil.rmtree(quarantine, ignore_errors=True)

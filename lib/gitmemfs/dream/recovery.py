@@ -8,14 +8,13 @@ or by the next dream when a pass was killed outright.
                        still the agent), finish the bookkeeping of a pass that had
                        already merged, else keep its work
 
-Until `gather` has run, nothing reads a dream branch in the repository: its tip
-may name objects only the quarantine holds, and a planted symref or folder
-symlink would make git act on `main`.
+Until `gather` has run, nothing reads the run's work in the memory repository:
+its branch lives in the run's private repository and names objects only the
+quarantine holds.
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -28,78 +27,49 @@ BRANCHES = "refs/heads/" + state.BRANCH_PREFIX
 
 @dataclass
 class Harvest:
-    tip: str | None                       # dream/<id>, its objects in the repository
-    side: dict[str, str] = field(default_factory=dict)   # other dream branches it made or moved
+    tip: str | None                       # dream/<id> in the run's repository, its objects now ours
+    head: str | None = None               # the commit the worktree's HEAD names, resolved here
+    side: dict[str, str] = field(default_factory=dict)   # other dream branches the agent made
     planted: list[str] = field(default_factory=list)     # symrefs/symlinks removed from the ref folders
     import_error: str | None = None       # the quarantine did not hold up
-    quarantine: str = ""
-    dropped: list[str] = field(default_factory=list)     # side branches whose objects could not come in
+    quarantine: str = ""                  # the run's private repository
 
     def trouble(self) -> list[str]:
         return [f"{what}, removed" for what in self.planted]
 
 
-def _head_commit(wt: wtmod.Worktree, tips: dict[str, str]) -> str | None:
-    """The commit the worktree's HEAD file names, as written (a dream branch or a sha)."""
-    text = wtmod.head_text(wt)
-    if text.startswith("ref: " + BRANCHES):
-        return tips.get(text[len("ref: " + BRANCHES):].strip())
-    return text if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text) else None
+def _shared(repo: Repo, wt: wtmod.Worktree) -> bool:
+    """A run made before private repositories: its refs are the memory's own."""
+    return os.path.realpath(wt.repo) == os.path.realpath(repo.common_dir)
 
 
-def gather(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, before: dict[str, str] | None) -> Harvest:
-    """Make the run's refs safe and its commits real in the repository.
-
-    `before`: the dream branches as they were when the run started; every other
-    branch changed since counts as the agent's. None (recovery, where that is not
-    known): branches named like a run id belong to their own run."""
-    planted = wtmod.disarm_refs(repo.common_dir)
-    q = quarantine.folder(dirs.run_dir(wt.id))
-    env = quarantine.agent_env(q, repo.common_dir) if os.path.isdir(q) else None
-    tips = wtmod.refs(repo, BRANCHES, env=env)
+def gather(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree) -> Harvest:
+    """Make the run's refs safe to read and its commits real in the memory repository."""
+    planted, tips = wtmod.disarm_refs(wt.repo)
     own = tips.get(wt.id)
-    if before is None:
+    if _shared(repo, wt):  # other runs' branches live there too: only non-id names are this one's
         side = {n: s for n, s in tips.items() if n != wt.id and not state.is_id(n)}
     else:
-        side = {n: s for n, s in tips.items() if n != wt.id and before.get(n) != s}
-    mine = [own, _head_commit(wt, tips), wtmod.last_reflog_sha(wt)]
-    have = [wt.base, "HEAD"]
-    out = Harvest(own, side, planted, quarantine=q)
+        side = {n: s for n, s in tips.items() if n != wt.id}
+    named = [wtmod.head_names(wt, tips), wtmod.last_reflog_sha(wt)]
     try:
-        quarantine.bring_in(repo, q, mine + list(side.values()), have)
-        return out
+        quarantine.bring_in(repo, wt.objects, [own, *named, *side.values()], [wt.base, "HEAD"],
+                            stage=os.path.join(dirs.run_dir(wt.id), "import"))
     except quarantine.Tampered as exc:
-        error = str(exc)
-    if side and before is None:  # recovery: a side branch may come from another run's quarantine
-        try:
-            quarantine.bring_in(repo, q, mine, have)
-            out.dropped = sorted(side)
-            out.side = {}
-            return out
-        except quarantine.Tampered as exc:
-            error = str(exc)
-    return Harvest(None, {}, planted, error, q, sorted(side))
+        return Harvest(None, None, {}, planted, str(exc), wt.repo)
+    head = next((found for found in (wtmod.rev(repo, c) for c in named if c) if found), None)
+    return Harvest(own, head, side, planted, None, wt.repo)
 
 
-def settle_branches(repo: Repo, wt: wtmod.Worktree, before: dict[str, str], harvest: Harvest) -> list[str]:
-    """Branches the agent made or moved beside its own go to refs/dreams/extra/<id>/<name>
-    (kept, out of the branch namespace); branches of other runs it moved or deleted are
-    put back; ones that could not be imported are removed. Returns the kept refs."""
+def keep_side_branches(repo: Repo, wt: wtmod.Worktree, harvest: Harvest) -> list[str]:
+    """Branches the agent made beside its own are kept at refs/dreams/extra/<id>/<name>."""
     moved = []
     for name, sha in sorted(harvest.side.items()):
         keep_as = f"refs/dreams/extra/{wt.id}/{name}"
         if repo.git("update-ref", keep_as, sha, check=False).code == 0:
             moved.append(keep_as)
-    current = wtmod.refs(repo, BRANCHES)
-    for name in set(harvest.side) | set(harvest.dropped) | set(before):
-        if name == wt.id:
-            continue
-        ref = BRANCHES + name
-        if name in before:
-            if current.get(name) != before[name]:
-                repo.git("update-ref", "--no-deref", ref, before[name], check=False)
-        elif name in current or name in harvest.dropped:
-            wtmod.delete_ref(repo, ref)
+        if _shared(repo, wt):
+            wtmod.delete_ref(repo, BRANCHES + name, sha)
     return moved
 
 
@@ -114,7 +84,7 @@ def salvage(repo: Repo, wt: wtmod.Worktree, harvest: Harvest, *, agent_ran: bool
     agent ran in a complete checkout, its files. Never raises."""
     try:
         tip = wtmod.rev(repo, harvest.tip) if harvest.tip else None
-        head = (None if harvest.import_error else wtmod.work_head(repo, wt, tip)) or tip or wt.base
+        head = harvest.head or tip or wt.base
         snap = None
         if agent_ran and head and os.path.isdir(wt.path) and checkout_intact(wt):
             snap, _ = wtmod.snapshot(repo, wt, head, lambda: finalize.identity_env(repo),
@@ -145,7 +115,7 @@ def recover_leftovers(repo: Repo, dirs: state.Dirs, say: Callable[[str], None]) 
     for dream_id in sorted(names):
         recover_one(repo, dirs, dream_id, say)
     # A branch whose worktree is gone and that is not waiting for review: keep its work.
-    wtmod.disarm_refs(repo.common_dir)
+    wtmod.disarm_refs(repo.common_dir)  # planted by a run made before private repositories
     for dream_id, sha in wtmod.refs(repo, BRANCHES).items():
         record = state.load_record(dirs, dream_id) or {}
         if record.get("status") == "pending" or os.path.isdir(dirs.worktree(dream_id)):
@@ -165,18 +135,16 @@ def recover_one(repo: Repo, dirs: state.Dirs, dream_id: str, say: Callable[[str]
     runner.stop_stragglers(pid if runner.owns_group(pid, record.get("agent_start"), marker) else -1, marker, 1.0)
     base = record.get("base") or ""
     wt = wtmod.leftover(repo, dirs, dream_id, base)
-    harvest = gather(repo, dirs, wt, None)
+    harvest = gather(repo, dirs, wt)
     merge = merged_as(repo, dream_id)
     if merge:
         wtmod.remove(repo, wt)
-        quarantine.discard(harvest.quarantine)
         finish_merged(repo, dirs, record, merge)
         say(f"recovered dream {dream_id}: it had merged ({merge[:7]}) before it stopped; its cursor is updated")
         return
     kept = salvage(repo, wt, harvest, agent_ran=bool(record.get("agent_pid")), say=say)
-    wtmod.remove(repo, wt)
-    for name in harvest.dropped:
-        wtmod.delete_ref(repo, BRANCHES + name)
+    keep_side_branches(repo, wt, harvest)
+    wtmod.remove(repo, wt, keep_repo=bool(harvest.import_error))
     message = "Interrupted: the dream process stopped before finishing."
     if kept:
         message += f" The work is kept at {kept}."
@@ -184,8 +152,6 @@ def recover_one(repo: Repo, dirs: state.Dirs, dream_id: str, say: Callable[[str]
         record["quarantine"] = harvest.quarantine
         message += (f" Its objects did not pass verification ({harvest.import_error}); they are left in "
                     f"{harvest.quarantine}.")
-    else:
-        quarantine.discard(harvest.quarantine)
     say(f"recovered interrupted dream {dream_id}" + (f"; its work is kept at {kept}" if kept else ""))
     record.update(status="failed", finished_at=state.utc_now(), kept_ref=kept, message=message)
     state.save_record(dirs, record)

@@ -1,25 +1,29 @@
 """The dream worktree: created from the parent, inspected without trusting it, removed.
 
-After the agent ran, everything inside the worktree and its admin dir
-(`<common>/worktrees/<id>/`) was writable by it, so nothing here runs git *in*
-the worktree (a planted `config.worktree`, `.git` file or `.gitattributes`
-filter could then run code outside the sandbox). Instead:
+The checkout belongs to a private repository of the run, `<common>/dream/runs/<id>/git`
+(bare; its objects are the agent's quarantine, with the memory's objects as an
+alternate; its config includes the memory's and points at its hooks). The memory
+repository itself never sees the worktree, the branch or a new object until the
+run is over and its objects were imported verified (quarantine.py): while an agent
+works, `git fetch`, `gc`, `fsck` and `log --all` in the memory are unaffected, and
+the agent can write none of the memory's git files.
 
-- the branch tip is read from the main repository;
-- the worktree's HEAD is read as a file and resolved in the main repository;
+After the agent ran, everything inside the worktree, its admin dir and the private
+repository's refs and objects was writable by it, so nothing here runs git *in* the
+worktree (a planted `config.worktree`, `.git` file or `.gitattributes` filter could
+then run code outside the sandbox). Instead:
+
+- refs and the worktree's HEAD are read as files, never through a symlink, and
+  resolved in the memory repository once their objects are imported;
 - "dirty" is decided by hashing the worktree's files in Python and comparing
   them with the tree of the commit the agent ended on; only the check-ignore
   query (which reads .gitignore patterns, nothing executable) sees the worktree;
 - a snapshot of dirty files is built from blobs written with
   `hash-object --no-filters` into a temporary index, so no filter, hook or
   fsmonitor of any kind runs on agent-written content;
-- files git would follow are read without following symlinks and only as much
-  as a ref or a pointer file can hold.
-
-The agent may also write under `refs/heads/dream/` (its branch) and the matching
-reflog folder. `disarm_refs` removes what it could plant there to send git
-elsewhere — symbolic refs, symlinks to files or folders (git follows a folder
-symlink even with `update-ref --no-deref`) — before any git command reads them.
+- `disarm_refs` removes what the agent could plant among the refs to send git
+  elsewhere (symbolic refs, symlinks to files or folders: git follows a folder
+  symlink even with `update-ref --no-deref`).
 """
 from __future__ import annotations
 
@@ -42,40 +46,81 @@ _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
 # by hashing files without filters, so no end-of-line conversion may happen.
 NO_EOL = {"core.autocrlf": "false", "core.eol": "lf"}
 _OID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?")
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _SMALL = 1 << 16
 
 
 @dataclass
 class Worktree:
     id: str
-    path: str
-    admin: str
+    path: str          # the checkout
+    admin: str         # git's files for it: <repo>/worktrees/<id>
     branch: str
     base: str
+    repo: str = ""     # the git dir that owns it: the run's private repository
 
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
 
+    @property
+    def objects(self) -> str:
+        return os.path.join(self.repo, "objects")
 
-def sandbox_dirs(repo: Repo) -> list[str]:
-    """Ref folders the confined agent must be able to write; git creates them lazily,
-    and under Landlock it could not, so they are made before the run."""
-    return dream_ref_dirs(repo.common_dir)
+
+def private_repo(dirs: Dirs, dream_id: str) -> str:
+    return os.path.join(dirs.run_dir(dream_id), "git")
+
+
+def writable(wt: Worktree) -> list[str]:
+    """What the confined agent must be able to write for git to work in its checkout:
+    the checkout, its admin dir, the private objects, the dream branch folders (made
+    here: under Landlock git could not create them)."""
+    dirs = dream_ref_dirs(wt.repo)
+    for folder in dirs:
+        os.makedirs(folder, exist_ok=True)
+    return [wt.path, wt.admin, wt.objects, *dirs]
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def hooks_dir(repo: Repo) -> str:
+    """The memory's hooks folder as git resolves it (core.hooksPath, else <common>/hooks)."""
+    configured = (repo.cfg("core.hooksPath") or "").strip()
+    if configured:
+        return os.path.join(repo.root, os.path.expanduser(configured))
+    return os.path.join(os.path.abspath(repo.common_dir), "hooks")
 
 
 def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
     dirs.ensure()
-    for folder in sandbox_dirs(repo):
-        os.makedirs(folder, exist_ok=True)
+    own = private_repo(dirs, dream_id)
+    fmt = (repo.cfg("extensions.objectformat") or "").lower()
+    res = repo.git("init", "-q", "--bare", "--template=", *([f"--object-format={fmt}"] if fmt else []), own,
+                   check=False)
+    if res.code != 0:
+        raise MemfsError(f"git dream: cannot create the run's repository {own}: "
+                         f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
+    common = os.path.abspath(repo.common_dir)
+    with open(os.path.join(own, "config"), "a", encoding="utf-8") as fh:
+        fh.write(f"[include]\n\tpath = {_quoted(os.path.join(common, 'config'))}\n"
+                 f"[core]\n\tbare = true\n\thooksPath = {_quoted(hooks_dir(repo))}\n"
+                 "\tautocrlf = false\n\teol = lf\n\tfsmonitor = false\n"
+                 "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n")
+    with open(os.path.join(own, "objects", "info", "alternates"), "w", encoding="utf-8") as fh:
+        fh.write(os.path.join(common, "objects") + "\n")
     path = dirs.worktree(dream_id)
     branch = BRANCH_PREFIX + dream_id
-    res = repo.git("worktree", "add", "-q", "-b", branch, "--", path, base, check=False, config=NO_EOL)
+    res = git.run_light([f"--git-dir={own}", "worktree", "add", "-q", "-b", branch, "--", path, base],
+                        cwd=repo.root, check=False, config=NO_EOL)
+    admin = os.path.join(os.path.realpath(own), "worktrees", dream_id)
+    wt = Worktree(dream_id, path, admin, branch, base, own)
     if res.code != 0:
+        remove(repo, wt)
         raise MemfsError(f"git dream: cannot create the worktree {path}: "
                          f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
-    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
-    wt = Worktree(dream_id, path, admin, branch, base)
     if admin_of(path) != admin:
         remove(repo, wt)
         raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}; nothing was started")
@@ -113,17 +158,16 @@ def admin_of(path: str) -> str | None:
     return os.path.realpath(os.path.join(path, line[len("gitdir: "):]))
 
 
-def tampering(wt: Worktree, common_dir: str) -> list[str]:
+def tampering(wt: Worktree) -> list[str]:
     """Admin files the agent changed that git would trust later (empty when intact)."""
     found = []
-    common = os.path.realpath(common_dir)
 
     def read(path: str) -> str | None:
         text = read_small(path)
         return None if text is None else text.strip()
 
     commondir = read(os.path.join(wt.admin, "commondir"))
-    if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != common:
+    if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != os.path.realpath(wt.repo):
         found.append("commondir no longer points at the repository")
     gitdir = read(os.path.join(wt.admin, "gitdir"))
     if gitdir is None or os.path.realpath(gitdir) != os.path.realpath(os.path.join(wt.path, ".git")):
@@ -135,11 +179,10 @@ def tampering(wt: Worktree, common_dir: str) -> list[str]:
     return found
 
 
-def refs(repo: Repo, prefix: str, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """{name under prefix: sha} for the plain refs under `prefix` (e.g. refs/heads/dream/);
-    symbolic refs are left out (`disarm_refs` removes any the agent planted)."""
-    res = git.run_light(["for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", prefix],
-                        cwd=repo.root, env=env, check=False)
+def refs(repo: Repo, prefix: str) -> dict[str, str]:
+    """{name under prefix: sha} for the plain refs of the memory repository under
+    `prefix` (e.g. refs/dreams/kept/); symbolic refs are left out."""
+    res = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", prefix, check=False)
     out = {}
     for line in res.lines():
         ref, _, rest = line.partition("\0")
@@ -149,16 +192,18 @@ def refs(repo: Repo, prefix: str, env: Mapping[str, str] | None = None) -> dict[
     return out
 
 
-def dream_ref_dirs(common_dir: str) -> list[str]:
-    return [os.path.join(common_dir, "refs", "heads", "dream"),
-            os.path.join(common_dir, "logs", "refs", "heads", "dream")]
+def dream_ref_dirs(git_dir: str) -> list[str]:
+    return [os.path.join(git_dir, "refs", "heads", "dream"),
+            os.path.join(git_dir, "logs", "refs", "heads", "dream")]
 
 
-def disarm_refs(common_dir: str) -> list[str]:
-    """Remove what could make git act outside `refs/heads/dream/` (and its reflogs):
-    symlinks, symbolic refs, anything but a folder or a plain ref file; stale `.lock`
-    files go too. Returns a description of each planted thing (empty when clean)."""
+def disarm_refs(git_dir: str) -> tuple[list[str], dict[str, str]]:
+    """In `git_dir`'s `refs/heads/dream/` (and its reflogs), remove what could make git
+    act elsewhere: symlinks, symbolic refs, anything but a folder or a plain ref file;
+    stale `.lock` files go too. Returns (a description of each planted thing, the
+    plain loose refs left: {name under dream/: sha})."""
     found: list[str] = []
+    tips: dict[str, str] = {}
 
     def walk(folder: str, rel: str, is_refs: bool) -> None:
         try:
@@ -187,6 +232,8 @@ def disarm_refs(common_dir: str) -> list[str]:
                     why = f"{name} is a symbolic ref to {head[4:].decode(errors='replace').strip()}"
                 elif not _OID.fullmatch(head):
                     why = f"{name} is not a valid ref"
+                else:
+                    tips[name[len("refs/heads/dream/"):]] = head.decode().strip()
             if why is None:
                 continue
             try:
@@ -196,10 +243,10 @@ def disarm_refs(common_dir: str) -> list[str]:
             if why:
                 found.append(why)
 
-    for top, label, is_refs in zip(dream_ref_dirs(common_dir), ("refs/heads/dream", "logs/refs/heads/dream"),
+    for top, label, is_refs in zip(dream_ref_dirs(git_dir), ("refs/heads/dream", "logs/refs/heads/dream"),
                                    (True, False)):
         walk(top, label, is_refs)
-    return found
+    return found, tips
 
 
 def delete_ref(repo: Repo, ref: str, old: str | None = None) -> None:
@@ -240,25 +287,17 @@ def rev(repo: Repo, spec: str) -> str | None:
     return res.out.strip() if res.code == 0 and res.out.strip() else None
 
 
-def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
-    """The commit the worktree's HEAD names, resolved in the main repository
-    (`tip`: the branch's commit, when the caller already looked it up)."""
-    text = head_text(wt)
-    if text == f"ref: {wt.ref}" and tip:
-        return tip
-    if text.startswith("ref: "):
-        ref = text[5:].strip()
-        ok = repo.git("check-ref-format", ref, check=False).code == 0 and ref.startswith("refs/heads/")
-        found = rev(repo, ref) if ok else None
-    elif re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text):
-        found = rev(repo, text)
-    else:
-        found = None
-    return found or _last_reflog(repo, wt)
-
-
 def head_text(wt: Worktree) -> str:
     return (read_small(os.path.join(wt.admin, "HEAD")) or "").strip()
+
+
+def head_names(wt: Worktree, tips: Mapping[str, str]) -> str | None:
+    """The commit the worktree's HEAD file names (a dream branch of its repository, or a
+    detached sha), as written: the caller resolves it once the objects are in."""
+    text = head_text(wt)
+    if text.startswith("ref: refs/heads/" + BRANCH_PREFIX):
+        return tips.get(text[len("ref: refs/heads/" + BRANCH_PREFIX):].strip())
+    return text if _HEX.fullmatch(text) else None
 
 
 def last_reflog_sha(wt: Worktree) -> str | None:
@@ -266,15 +305,9 @@ def last_reflog_sha(wt: Worktree) -> str | None:
     text = read_small(os.path.join(wt.admin, "logs", "HEAD"), tail=True) or ""
     for line in reversed(text.splitlines()):
         parts = line.split(" ", 2)
-        if len(parts) >= 2 and re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", parts[1]):
+        if len(parts) >= 2 and _HEX.fullmatch(parts[1]) and parts[1].strip("0"):
             return parts[1]
     return None
-
-
-def _last_reflog(repo: Repo, wt: Worktree) -> str | None:
-    """The newest value of the worktree's HEAD per its reflog (when its branch was deleted)."""
-    sha = last_reflog_sha(wt)
-    return rev(repo, sha) if sha else None
 
 
 # -- dirty files, hashed without git in the worktree -------------------------------------------
@@ -467,18 +500,25 @@ def _rmtree(path: str) -> None:
         shutil.rmtree(path)
 
 
-def remove(repo: Repo, wt: Worktree, *, delete_branch: bool = True) -> None:
-    """Remove the worktree and its admin dir by hand (no git runs inside them), prune
-    git's bookkeeping, and drop the branch unless it is being left for the user."""
+def remove(repo: Repo, wt: Worktree, *, keep_repo: bool = False) -> None:
+    """Remove the worktree, its admin dir and the run's private repository by hand (no
+    git runs inside them). `keep_repo`: leave the repository (the agent's refs and
+    objects) for a person to inspect. A run made before private repositories (its
+    worktree in the memory's own git dir) gets git's bookkeeping pruned instead."""
     _rmtree(wt.path)
     _rmtree(wt.admin)
-    repo.git("worktree", "prune", check=False)
-    if delete_branch:
+    if os.path.realpath(wt.repo) == os.path.realpath(repo.common_dir):
+        repo.git("worktree", "prune", check=False)
         delete_ref(repo, wt.ref)
+    elif not keep_repo:
+        _rmtree(wt.repo)
 
 
 def leftover(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
     """The Worktree of an interrupted run. The admin dir is derived, not read from the
     (agent-writable) `.git` file: `create` checked git named it after the id."""
-    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
-    return Worktree(dream_id, dirs.worktree(dream_id), admin, BRANCH_PREFIX + dream_id, base)
+    own = private_repo(dirs, dream_id)
+    if not os.path.isdir(own) and os.path.isdir(os.path.join(repo.common_dir, "worktrees", dream_id)):
+        own = repo.common_dir  # made by a version before private repositories
+    admin = os.path.join(os.path.realpath(own), "worktrees", dream_id)
+    return Worktree(dream_id, dirs.worktree(dream_id), admin, BRANCH_PREFIX + dream_id, base, own)
