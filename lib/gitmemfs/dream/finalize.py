@@ -155,7 +155,7 @@ class Finalizer:
         """`tip`: the branch's commit as read (safely) after the run, None if it is gone;
         `head`: the commit the worktree's HEAD names, None if it names nothing."""
         wt = self.wt
-        tip = wtmod.rev(self.repo, tip) if tip else None
+        tip = (tip if tip == wt.base else wtmod.rev(self.repo, tip)) if tip else None
         head = head or tip or wt.base
         off_branch = head != (tip or wt.base)
         snap, changed = wtmod.snapshot(self.repo, wt, head, lambda: self.ident,

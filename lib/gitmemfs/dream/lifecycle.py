@@ -215,7 +215,8 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
                 base = synced
         except MemfsError as exc:
             say(f"could not sync {doc.path} into memory ({exc}); the dream may create it")
-    listing = snap.load(repo.root, base)
+    listing = snap.Snapshot(repo.root, base, snap.parse_ls_tree(
+        repo.git("ls-tree", "-r", "-z", "--full-tree", base).raw))
     converted = wtmod.conversions(repo, [e.path for e in listing.files])
     if converted:
         shown = ", ".join(converted[:5]) + (f" and {len(converted) - 5} more" if len(converted) > 5 else "")

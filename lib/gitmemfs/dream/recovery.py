@@ -15,7 +15,6 @@ quarantine holds.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..repo import Repo
@@ -25,14 +24,19 @@ from . import worktree as wtmod
 BRANCHES = "refs/heads/" + state.BRANCH_PREFIX
 
 
-@dataclass
 class Harvest:
-    tip: str | None                       # dream/<id> in the run's repository, its objects now ours
-    head: str | None = None               # the commit the worktree's HEAD names, resolved here
-    side: dict[str, str] = field(default_factory=dict)   # other dream branches the agent made
-    planted: list[str] = field(default_factory=list)     # symrefs/symlinks removed from the ref folders
-    import_error: str | None = None       # the quarantine did not hold up
-    quarantine: str = ""                  # the run's private repository
+    """What `gather` found (a plain class: a dataclass costs milliseconds to create)."""
+
+    __slots__ = ("tip", "head", "side", "planted", "import_error", "quarantine")
+
+    def __init__(self, tip: str | None, head: str | None, side: dict[str, str], planted: list[str],
+                 import_error: str | None, quarantine: str):
+        self.tip = tip                    # dream/<id> in the run's repository, its objects now ours
+        self.head = head                  # the commit the worktree's HEAD names, resolved here
+        self.side = side                  # other dream branches the agent made
+        self.planted = planted            # symrefs/symlinks removed from the ref folders
+        self.import_error = import_error  # the quarantine did not hold up
+        self.quarantine = quarantine      # the run's private repository
 
     def trouble(self) -> list[str]:
         return [f"{what}, removed" for what in self.planted]
@@ -57,7 +61,8 @@ def gather(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree) -> Harvest:
                             stage=os.path.join(dirs.run_dir(wt.id), "import"))
     except quarantine.Tampered as exc:
         return Harvest(None, None, {}, planted, str(exc), wt.repo)
-    head = next((found for found in (wtmod.rev(repo, c) for c in named if c) if found), None)
+    head = next((found for found in (c if c == wt.base else wtmod.rev(repo, c) for c in named if c) if found),
+                None)
     return Harvest(own, head, side, planted, None, wt.repo)
 
 
@@ -109,9 +114,11 @@ def recover_leftovers(repo: Repo, dirs: state.Dirs, say: Callable[[str], None]) 
         names = {n for n in os.listdir(dirs.worktrees) if state.is_id(n)}
     except FileNotFoundError:
         names = set()
-    for dream_id in state.record_ids(dirs):
-        if dream_id not in names and (state.load_record(dirs, dream_id) or {}).get("status") == "running":
-            names.add(dream_id)
+    # A pass killed after removing its worktree left only a `running` record. Every dream
+    # recovers what came before it, so only the newest record can be such a one.
+    newest = state.record_ids(dirs)[-1:]
+    if newest and (state.load_record(dirs, newest[0]) or {}).get("status") == "running":
+        names.add(newest[0])
     for dream_id in sorted(names):
         recover_one(repo, dirs, dream_id, say)
     # A branch whose worktree is gone and that is not waiting for review: keep its work.

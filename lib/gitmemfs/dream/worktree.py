@@ -257,10 +257,23 @@ def delete_ref(repo: Repo, ref: str, old: str | None = None) -> None:
 _CONVERTING = ("eol", "ident", "filter", "working-tree-encoding")
 
 
+def _attribute_files(repo: Repo, paths: list[str]) -> bool:
+    """Whether any attributes could apply: a .gitattributes in the tree, the repository's
+    info/attributes, the user's or the system's attributes file."""
+    if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
+        return True
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    candidates = [os.path.join(repo.common_dir, "info", "attributes"), os.path.join(xdg, "git", "attributes"),
+                  os.path.expanduser((repo.cfg("core.attributesFile") or "").strip() or "~/.nonexistent")]
+    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+        candidates += ["/etc/gitattributes", "/usr/local/etc/gitattributes"]
+    return any(os.path.isfile(c) for c in candidates)
+
+
 def conversions(repo: Repo, paths: list[str]) -> list[str]:
     """Tracked paths git would convert on checkout even with core.autocrlf=false and
     core.eol=lf: `eol=crlf`, `ident`, a configured `filter`, `working-tree-encoding`."""
-    if not paths:
+    if not paths or not _attribute_files(repo, paths):
         return []
     feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
     res = git.run_light(["check-attr", "-z", "--stdin", "--cached", *_CONVERTING], cwd=repo.root, input=feed,
