@@ -25,8 +25,8 @@ from gitmemfs.dream import sandbox
 
 pytestmark = landlock
 
-ESCAPES = ("home", "main-ref", "main-ref-file", "config", "config-file", "hook", "parent-tree", "packed-refs",
-           "other-branch", "tmp")
+ESCAPES = ("home", "main-ref", "main-ref-file", "dream-ref", "objects", "config", "config-file", "own-config",
+           "hook", "parent-tree", "packed-refs", "other-branch", "tmp")
 
 
 def admin_state(repo: Path) -> dict[str, object]:
@@ -130,7 +130,7 @@ def test_reftable_repositories_are_refused(repo: Path) -> None:
 
 @pytest.mark.skipif(sandbox.probe_abi()[0] < 6, reason="signal scoping needs Landlock ABI 6")
 def test_agent_cannot_signal_the_dream_process(repo: Path) -> None:
-    cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$(git rev-parse --git-common-dir)/dream/lock\"); "
+    cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$MEMORY_DIR/../../lock\"); "
            "echo dream-pid=$pid; kill -TERM $pid && echo KILLED || echo KILL-DENIED")
     out = dream_json(repo, "--agent", cmd, code=0)
     log = log_of(out)
@@ -152,3 +152,50 @@ def test_probe_abi_and_launcher_refusal_directly(tmp_path: Path) -> None:
     status = os.read(r, 4096).decode()
     os.close(r)
     assert proc.returncode == 125 and "still writable" in status
+
+
+def run_filter(program: list[tuple[int, int, int, int]], arch: int, nr: int, request: int = 0) -> int:
+    """Run the classic-BPF program the way the kernel would for one system call."""
+    data = {0: nr, 4: arch, 24: request & 0xFFFFFFFF}
+    acc, pc = 0, 0
+    for _ in range(len(program)):
+        code, jt, jf, k = program[pc]
+        assert 0 <= jt < 256 and 0 <= jf < 256
+        if code == 0x20:        # ld [k]
+            acc, pc = data[k], pc + 1
+        elif code == 0x15:      # jeq #k
+            pc += 1 + (jt if acc == k else jf)
+        elif code == 0x35:      # jge #k
+            pc += 1 + (jt if acc >= k else jf)
+        elif code == 0x06:      # ret #k
+            return k
+        else:
+            raise AssertionError(f"unexpected instruction {code:#x}")
+    raise AssertionError("the program did not return")
+
+
+@pytest.mark.parametrize("machine,arch,denied,allowed,ioctl", [
+    ("x86_64", 0xC000003E, {"chmod": 90, "fchmodat": 268, "fchmodat2": 452, "lchown": 94, "fsetxattr": 190},
+     {"read": 0, "openat": 257, "rename": 82, "execve": 59}, 16),
+    ("aarch64", 0xC00000B7, {"fchmod": 52, "fchmodat": 53, "fchownat": 54, "setxattr": 5, "removexattrat": 466},
+     {"read": 63, "openat": 56, "renameat2": 276, "execve": 221}, 29),
+])
+def test_chmod_filter_decisions(machine: str, arch: int, denied: dict[str, int], allowed: dict[str, int],
+                                ioctl: int) -> None:
+    """The filter for both architectures, run through a BPF interpreter (only one of them
+    can be installed on this machine)."""
+    import errno
+    program = sandbox.chmod_filter(machine)
+    eperm, enosys, allow, kill = 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS, 0x7FFF0000, 0x80000000
+    for name, nr in denied.items():
+        assert run_filter(program, arch, nr) == eperm, name
+    for name, nr in allowed.items():
+        assert run_filter(program, arch, nr) == allow, name
+    assert run_filter(program, arch, ioctl, 0x40086602) == eperm, "chattr (FS_IOC_SETFLAGS)"
+    assert run_filter(program, arch, ioctl, 0x401C5820) == eperm, "FS_IOC_FSSETXATTR"
+    assert run_filter(program, arch, ioctl, 0x5401) == allow, "TCGETS"
+    assert run_filter(program, arch, 425) == enosys, "io_uring_setup"
+    assert run_filter(program, 0x40000003, 15) == kill, "an i386 process"
+    if machine == "x86_64":
+        assert run_filter(program, arch, 0x40000000 | 90) == enosys, "x32 chmod"
+    assert sandbox.chmod_filter_supported(machine) and not sandbox.chmod_filter_supported("riscv64")

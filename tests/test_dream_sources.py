@@ -9,6 +9,7 @@ import pytest
 
 from conftest import ROOT, commit_all, git, memfile, write
 from dreamkit import common_dir, dream, dream_json, landlock, log_of, no_runs
+from gitmemfs import snapshot
 from gitmemfs.dream import payload, sources
 
 SESSION = ROOT / "examples" / "session.jsonl"
@@ -219,10 +220,31 @@ def test_snapshot_budget_truncates_then_omits_with_notices() -> None:
 
 def test_tree_caps_children_and_lines() -> None:
     files = [(f"notes/n{i:03d}.md", f"note {i}") for i in range(60)]
-    tree = payload.render_tree(files, (500, 20_000, 50))
+    tree = payload.render_tree(files)
     assert "│   └── … (10 more entries)" in tree and tree.endswith("\n└── system/")
-    capped = payload.render_tree(files, (10, 20_000, 50))
+    assert "├── n000.md (note 0)" in tree
+    capped = payload.render_tree(files, {"max_lines": 10})
     assert len(capped.splitlines()) <= 10 and capped.splitlines()[-1].startswith("[Tree truncated: showing ")
+    # The caps come from the environment the way `git memory tree` reads them (a leading integer).
+    assert payload.render_tree(files, env={"LETTA_MEMFS_TREE_MAX_LINES": "10 lines"}) == capped
+
+
+def test_prompt_tree_is_git_memory_tree_plus_descriptions(repo: Path) -> None:
+    """Same order (ICU collation, folders first), same caps: only the descriptions differ."""
+    for name, desc in (("Zeta", "Last letter"), ("alpha", "First letter"), ("émile", "A name"),
+                       ("wide", "Emoji \U0001F600 width")):
+        write(repo, f"notes/{name}.md", memfile(desc, "body\n"))
+    write(repo, "notes/deep/inner.md", memfile("Nested", "x\n"))
+    write(repo, ".hidden/skip.md", memfile("Hidden", "x\n"))
+    commit_all(repo, "notes")
+    files = payload.memory_files(snapshot.load(str(repo), "HEAD"))
+    prompt_tree = payload.render_tree([(p, payload.description_of(p, d)) for p, d in files])
+    cli_tree = git("memory", "tree", cwd=repo).stdout.rstrip("\n")
+    assert re.sub(r" \([^()]*\)$", "", prompt_tree, flags=re.M) == cli_tree
+    assert "├── alpha.md (First letter)" in prompt_tree
+    assert prompt_tree.index("alpha.md") < prompt_tree.index("émile.md") < prompt_tree.index("Zeta.md")
+    assert prompt_tree.index("deep/") < prompt_tree.index("alpha.md"), "folders first"
+    assert [p for p, _ in files][:2] == ["notes/deep/inner.md", "notes/alpha.md"], "walk order, folders first"
 
 
 @landlock
@@ -269,6 +291,22 @@ def test_to_target_left_absent_when_the_agent_writes_nothing(repo: Path, tmp_pat
     doc = tmp_path / "GUIDE.md"
     out = dream_json(repo, "--to", str(doc), "--agent", "true", code=0)
     assert out["status"] == "no_changes" and not doc.exists()
+
+
+@landlock
+def test_to_write_back_failure_keeps_the_merge(repo: Path, tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where a folder should be\n")
+    doc = blocker / "AGENTS.md"
+    cmd = 'git memory create system/AGENTS.md "- Run make test." -d "Guidance" -m "Start the guide"'
+    out = dream_json(repo, "--to", str(doc), "--agent", cmd, code=1)
+    assert out["status"] == "merged" and out["merged"] is True, out
+    assert out["target_error"].startswith(f"cannot write --to target {doc}")
+    assert "But writing" in out["message"] and out["target_written"] is False
+    assert "system/AGENTS.md" in git("ls-tree", "-r", "--name-only", "HEAD", cwd=repo).stdout
+    assert "backoff" not in state(repo), "a landed merge is not a failure to back off from"
+    record = json.loads((common_dir(repo) / "dream" / "runs" / out["id"] / "run.json").read_text())
+    assert record["status"] == "merged" and record["target_error"] == out["target_error"]
 
 
 def test_to_usage_error(repo: Path) -> None:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, memory
+from conftest import git, memory, snapshot
 from dreamkit import common_dir, dream, dream_json, landlock, wait_for
 from gitmemfs.dream import sandbox, state, trigger
+
+KEYS = {"ok", "status", "id", "branch", "base", "head", "commits", "merged", "kept_ref", "message", "log",
+        "duration_s"}
 
 
 def records(repo: Path) -> list[dict]:
@@ -32,22 +35,31 @@ def test_auto_is_not_due_unless_the_trigger_is_on(repo: Path) -> None:
     assert records(repo) == []
 
 
+def auto(repo: Path, agent: str, code: int) -> dict:
+    """`git dream --auto` with the trigger on only for this call: with it on while the test
+    edits, the post-commit hook would start its own dream and race this one."""
+    git("config", "dream.trigger", "commits", cwd=repo)
+    try:
+        return dream_json(repo, "--auto", "--agent", agent, code=code)
+    finally:
+        git("config", "dream.trigger", "off", cwd=repo)
+
+
 @landlock
 def test_auto_counts_memory_commits_since_the_last_consuming_dream(repo: Path) -> None:
-    git("config", "dream.trigger", "commits", cwd=repo)
     git("config", "dream.every", "3", cwd=repo)
     edit(repo, 1)
     git("commit", "-q", "--allow-empty", "-m", "not a memory commit", cwd=repo)
-    out = dream_json(repo, "--auto", "--agent", "true", code=0)
+    out = auto(repo, "true", 0)
     assert out["status"] == "not_due" and "2 of 3 memory commits" in out["message"], "init + 1 edit"
     edit(repo, 2)
-    assert dream_json(repo, "--auto", "--agent", "true", code=0)["status"] == "no_changes"
-    out = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert auto(repo, "true", 0)["status"] == "no_changes"
+    out = auto(repo, "true", 0)
     assert out["status"] == "not_due" and "0 of 3" in out["message"]
     for n in (3, 4, 5):
         edit(repo, n)
-    assert dream_json(repo, "--auto", "--agent", "exit 1", code=1)["status"] == "failed"
-    held = dream_json(repo, "--auto", "--agent", "true", code=0)
+    assert auto(repo, "exit 1", 1)["status"] == "failed"
+    held = auto(repo, "true", 0)
     assert held["status"] == "not_due" and "1 dream(s) in a row did not finish cleanly" in held["message"]
     assert "waits 5 more minute(s)" in held["message"]
     assert dream_json(repo, "--agent", "true", code=0)["status"] == "no_changes", "manual dreams are not held"
@@ -106,10 +118,60 @@ def test_background_returns_at_once_and_runs_detached(repo: Path, tmp_path: Path
                  "--agent", "builtin:notes")
     assert proc.returncode == 0, proc.stderr
     started = json.loads(proc.stdout)
-    assert started["status"] == "started" and started["pid"] > 0
+    assert started["status"] == "started" and started["pid"] > 0 and started["ok"] is True
+    assert KEYS <= set(started) and started["id"] is None and started["merged"] is False
+    assert started["log"].endswith("background.log")
     wait_for(lambda: settled(repo, 1), what="the background dream")
     assert [r["status"] for r in records(repo)] == ["merged"]
     assert "Prefers green tea." in (repo / "system/human.md").read_text()
+
+
+def test_background_checks_its_arguments_before_detaching(repo: Path, tmp_path: Path) -> None:
+    before = snapshot(repo)
+    for args, code, text in ((["--timeout", "soon"], 2, "invalid timeout"),
+                             (["--to", "/"], 2, "expected a file path"),
+                             (["--from", "transcript:nowhere.jsonl"], 1, "no such file"),
+                             (["--agent", "builtin:nope"], 2, "unknown built-in agent")):
+        proc = dream(repo, "--background", "--json", *(["--agent", "true"] if "--agent" not in args else []), *args)
+        assert proc.returncode == code, (args, proc.stdout, proc.stderr)
+        assert text in json.loads(proc.stdout)["error"], (args, proc.stdout)
+    off = dream(repo, "--background", "--json", "--agent", "true", env={"GIT_DREAM_LANDLOCK_ABI": "0"})
+    assert off.returncode == 4 and json.loads(off.stdout)["status"] == "sandbox_unavailable"
+    git("config", "dream.trigger", "commits", cwd=repo)
+    not_yet = dream(repo, "--background", "--json", "--auto", "--agent", "true")
+    assert not_yet.returncode == 0 and json.loads(not_yet.stdout)["status"] == "not_due"
+    assert snapshot(repo) == before
+    assert records(repo) == [] and not (common_dir(repo) / "dream" / "logs" / "background.log").exists()
+
+
+def test_running_probes_without_taking_the_lock(repo: Path) -> None:
+    common = common_dir(repo)
+    lock = common / "dream" / "lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    assert trigger.running(str(common)) is False
+    lock.write_text(f"pid {os.getpid()} since 2025-01-01T00:00:00Z\n")
+    import fcntl
+    with open(lock, "r+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a dream holds it
+        assert trigger.running(str(common)) is True
+        fcntl.flock(fh, fcntl.LOCK_UN)
+    lock.write_text("")  # released (a finished dream empties it)
+    assert trigger.running(str(common)) is False
+    lock.write_text("pid 4194303 since 2025-01-01T00:00:00Z\n")  # a holder that is gone
+    assert trigger.running(str(common)) is False
+
+
+@landlock
+def test_the_lock_file_names_the_holder_only_while_held(repo: Path, tmp_path: Path) -> None:
+    from dreamkit import agent, finish, running_id, start_dream
+    flag = tmp_path / "go"
+    proc = start_dream(repo, "--agent", agent("wait_flag.sh", str(flag)))
+    running_id(repo)
+    assert trigger.running(str(common_dir(repo))) is True
+    flag.touch()
+    assert finish(proc)["status"] == "merged"
+    assert trigger.running(str(common_dir(repo))) is False
+    assert (common_dir(repo) / "dream" / "lock").read_text() == ""
 
 
 def test_post_commit_hook_launches_a_due_dream(repo: Path) -> None:

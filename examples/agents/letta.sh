@@ -3,7 +3,10 @@
 #
 #   git config dream.agent "sh /path/to/examples/agents/letta.sh"
 #   git config --add dream.sandbox.allowWrite ~/.letta        # its settings and local state
+#   git config --add dream.passEnv LETTA_API_KEY              # if it logs in with an API key
 #
+# git dream withholds $LETTA_API_KEY from agents by default (it is also the token of a
+# Letta memory remote); name it in dream.passEnv when Letta Code authenticates with it.
 # `letta -p` reads the prompt from stdin; --yolo lets it run shell commands without
 # asking (nobody is there to answer). Letta's own subagent sandbox (bubblewrap) cannot
 # start inside git dream's Landlock domain, hence LETTA_FS_SANDBOX=0 for this run:

@@ -49,11 +49,12 @@ def locate(memory_dir: str | None = None, env: Mapping[str, str] | None = None) 
 # Plain classes rather than dataclasses: every command imports this module, and
 # `dataclasses` costs ~5 ms of the edit path's budget.
 class Author:
-    __slots__ = ("name", "email")
+    __slots__ = ("name", "email", "id")
 
-    def __init__(self, name: str, email: str):
+    def __init__(self, name: str, email: str, id: str = ""):
         self.name = name
         self.email = email
+        self.id = id  # the agent id it was derived from
 
     def config(self) -> list[str]:
         return ["-c", f"user.name={self.name}", "-c", f"user.email={self.email}"]
@@ -107,7 +108,7 @@ class Repo:
             return None
         name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
         email = (self.cfg("memory.agentEmail") or "").strip() or f"{agent}@letta.com"
-        return Author(name, email)
+        return Author(name, email, agent)
 
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout)

@@ -33,11 +33,12 @@ _LEADING_INT = re.compile(r"[+-]?\d+")
 
 
 class Node:
-    __slots__ = ("children", "is_file")
+    __slots__ = ("children", "is_file", "note")
 
     def __init__(self) -> None:
         self.children: dict[str, Node] = {}
         self.is_file = False
+        self.note: str | None = None  # shown after a file's name as " (note)" (the dream prompt's descriptions)
 
 
 def from_labels(system_labels: Iterable[str], detached_labels: Iterable[str]) -> Node:
@@ -157,6 +158,8 @@ def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_childr
             if index < len(visible):
                 name, child = visible[index]
                 line = f"{prefix}{branch} {name}{'' if child.is_file else '/'}"
+                if child.note:
+                    line += f" ({child.note})"
             else:
                 child = None
                 line = f"{prefix}{branch} … ({hidden:,} more entries)"

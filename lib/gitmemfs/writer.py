@@ -268,22 +268,23 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
     try:
         mode = os.stat(target).st_mode & 0o7777
     except FileNotFoundError:
-        mode = None
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     # The temp file lives in the git dir, so a crash never leaves an untracked file
-    # in the work tree; fall back to the target folder across filesystems.
+    # in the work tree; fall back to the target folder across filesystems. It is
+    # created with the final mode, so chmod runs only when the umask took bits the
+    # file had (inside a dream's sandbox chmod is denied, and never needed).
     for tmpdir in (repo.git_dir, parent):
-        fd, tmp = _temp_file(tmpdir)
+        fd, tmp = _temp_file(tmpdir, mode)
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
-            if mode is not None:
+                created_mode = os.fstat(fh.fileno()).st_mode & 0o7777
+            if created_mode != mode:
                 os.chmod(tmp, mode)
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                os.chmod(tmp, 0o666 & ~umask)
             os.replace(tmp, target)
             return list(reversed(created))
         except OSError as exc:
@@ -294,12 +295,12 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
     return list(reversed(created))
 
 
-def _temp_file(folder: str) -> tuple[int, str]:
-    """A new private file in `folder` (tempfile.mkstemp without importing tempfile)."""
+def _temp_file(folder: str, mode: int = 0o600) -> tuple[int, str]:
+    """A new file in `folder` (tempfile.mkstemp without importing tempfile)."""
     for _ in range(100):
         path = os.path.join(folder, f".memory-write-{os.urandom(6).hex()}")
         try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600), path
+            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode), path
         except FileExistsError:
             continue
     raise FileExistsError(f"no free temporary name in {folder}")

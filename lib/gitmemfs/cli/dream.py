@@ -19,17 +19,20 @@ the memory, left for review (--merge explicit), or kept at refs/dreams/kept/<id>
 nothing the agent wrote is lost."""
 
 EPILOG = """\
-outcomes (exit status): merged, no_changes, pending, no_payload, not_due (0);
+outcomes (exit status): merged, no_changes, pending, no_payload, not_due, started (0);
 failed, check_failed, merge_conflict, dirty_uncommitted (1); usage (2);
 busy, parent_dirty (3, retry later); sandbox_unavailable, not a memory repository (4).
 
-agents: --agent, else $GIT_DREAM_AGENT, else git config dream.agent. The command runs
+agents: --agent, else $GIT_DREAM_AGENT, else git config dream.agent (the variable
+beats the config, as $GIT_EDITOR beats core.editor). The command runs
 as /bin/sh -c CMD in the worktree with MEMORY_DIR, DREAM_ID, DREAM_PROMPT_FILE,
 DREAM_BASE, AGENT_ID and AGENT_NAME set and the prompt on stdin. builtin:tidy and
 builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta and llm.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
-dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable)."""
+dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
+dream.sandbox.allowChmod (false), dream.passEnv (repeatable: GIT_MEMORY_TOKEN or
+LETTA_API_KEY, withheld from the agent unless named)."""
 
 
 def build_parser() -> Parser:
@@ -95,23 +98,33 @@ def _main(argv: Sequence[str]) -> int:
     if args.command == "drop":
         from ..dream import manage
         return _emit(manage.drop(repo, args.id), as_json)
-    if args.background:
-        return _background(repo.root, repo.common_dir, args, as_json)
     from ..dream import lifecycle, runner, target
 
     if args.to is not None:
         target.resolve(args.to)  # usage errors before anything starts
-    runner.Interrupts.install()
     opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
                              timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
                              auto=args.auto, verbose=args.verbose)
+    if args.background:
+        return _emit(_background(repo, opts, args), as_json)
+    runner.Interrupts.install()
     return _emit(lifecycle.dream(repo, opts), as_json)
 
 
-def _background(root: str, common_dir: str, args: argparse.Namespace, as_json: bool) -> int:
-    """Re-run this dream detached (own session, stdio redirected, no fds inherited)."""
-    from ..dream import trigger
+def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
+    """Check what can be checked now (settings, --from, --to, the sandbox, --auto's
+    due-ness), then re-run this dream detached (own session, stdio redirected, no fds
+    inherited) and report `started` with the usual keys."""
+    from ..dream import lifecycle, trigger
+    from ..dream.finalize import Result
 
+    if opts.auto:
+        waiting = lifecycle.not_due(repo)
+        if waiting is not None:
+            return waiting
+    refused = lifecycle.validate(repo, opts, os.environ)
+    if refused is not None:
+        return refused
     rest: list[str] = []
     if args.source:
         kind, colon, loc = args.source.partition(":")
@@ -126,14 +139,10 @@ def _background(root: str, common_dir: str, args: argparse.Namespace, as_json: b
     for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose)):
         if on:
             rest.append(flag)
-    pid = trigger.launch_detached(root, common_dir, rest)
-    log = os.path.join(common_dir, "dream", "logs", "background.log")
-    message = f"git dream started in the background (pid {pid}); see git dream list, output in {log}"
-    if as_json:
-        print_json({"ok": True, "status": "started", "pid": pid, "message": message, "log": log})
-    else:
-        print_text(message)
-    return 0
+    pid = trigger.launch_detached(repo.root, repo.common_dir, rest)
+    log = os.path.join(repo.common_dir, "dream", "logs", "background.log")
+    return Result("started", log=log, extra={"pid": pid},
+                  message=f"git dream started in the background (pid {pid}); see git dream list, output in {log}")
 
 
 def _emit(result: Any, as_json: bool) -> int:

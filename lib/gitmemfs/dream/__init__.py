@@ -6,7 +6,9 @@
     sources.py    --from transcript:/openhands: sources, normalised, sliced at the cursor
     payload.py    the prompt: our instructions, the memory snapshot, the transcript
     runner.py     running the agent command: env, process group, log, timeout
-    sandbox.py    Landlock and the launcher that applies it before exec
+    sandbox.py    Landlock (and a seccomp filter against chmod) applied by a launcher
+    quarantine.py the agent's own object folder; importing its objects verified
+    recovery.py   collecting what a run left (refs disarmed, objects in); leftovers
     finalize.py   deciding the outcome, validating, merging or keeping the work
     manage.py     list / show / finish / drop
     trigger.py    --auto and --background; `maybe_launch` for the post-commit hook

@@ -2,8 +2,10 @@
 
 Checks run in this order; the first that matches decides:
 
+    the agent tampered with git's files, or its branch
+    no longer descends from the base              -> failed
     worktree dirty (or HEAD left off the branch) -> dirty_uncommitted
-    agent failed, timed out, or tampered          -> failed
+    agent failed or timed out                     -> failed
     no commits                                    -> no_changes
     parent dirty (under its writer lock)          -> parent_dirty
     `check` of base..dream/<id> finds problems    -> check_failed
@@ -60,6 +62,8 @@ class Result:
 
     @property
     def code(self) -> int:
+        if self.extra.get("target_error"):  # merged, but the --to copy the user asked for failed
+            return 1
         return EXIT.get(self.status, 1)
 
     def as_dict(self) -> dict[str, Any]:
@@ -97,6 +101,10 @@ def parent_problem(exc: MemfsError) -> str:
 def count(repo: Repo, base: str, head: str) -> int:
     res = repo.git("rev-list", "--count", f"{base}..{head}", check=False)
     return int(res.out.strip() or 0) if res.code == 0 else 0
+
+
+def descends(repo: Repo, base: str, head: str) -> bool:
+    return repo.git("merge-base", "--is-ancestor", base, head, check=False, ok=(0, 1)).code == 0
 
 
 def keep(repo: Repo, dream_id: str, sha: str) -> str:
@@ -143,21 +151,36 @@ class Finalizer:
         n = count(self.repo, base, head) if head and head != base else 0
         return Result(status, self.wt.id, self.wt.branch, base, head, n, message=message, **kw)
 
-    def run(self, agent: AgentRun, tampered: list[str]) -> Result:
+    def run(self, agent: AgentRun, tampered: list[str], *, tip: str | None, head: str | None) -> Result:
+        """`tip`: the branch's commit as read (safely) after the run, None if it is gone;
+        `head`: the commit the worktree's HEAD names, None if it names nothing."""
         wt = self.wt
-        tip = wtmod.rev(self.repo, wt.ref)
-        head = wtmod.work_head(self.repo, wt, tip) or tip or wt.base
+        tip = (tip if tip == wt.base else wtmod.rev(self.repo, tip)) if tip else None
+        head = head or tip or wt.base
         off_branch = head != (tip or wt.base)
         snap, changed = wtmod.snapshot(self.repo, wt, head, lambda: self.ident,
                                        f"dream {wt.id}: files the agent left uncommitted\n\nDream-Id: {wt.id}\n")
-        trouble = ([] if agent.ok else [agent.describe()]) + (
-            [f"the agent tampered with git's files for its checkout ({'; '.join(tampered)})"] if tampered else [])
+        tamper = list(tampered)
+        if head != wt.base and not descends(self.repo, wt.base, head):
+            tamper.append(f"it rewrote history: {head[:12]} does not descend from the base {wt.base[:12]}")
+        trouble = ([] if agent.ok else [agent.describe()])
+        work = snap or head
+        if tamper:  # before anything else: nothing of such a run is merged, whatever else it did
+            kept = keep(self.repo, wt.id, work) if work != wt.base else None
+            dirty = f"; it also left {_plural(len(changed), 'file')} uncommitted" if snap else ""
+            out = self.result("failed", work, "Dream failed: the agent tampered with git's data ("
+                              + "; ".join(tamper) + ")" + "".join(f"; {t}" for t in trouble) + dirty
+                              + "; nothing was merged." + (_kept_clause(wt.id) if kept else ""), kept_ref=kept)
+            out.extra.update(tampering=tamper, timed_out=agent.timed_out)
+            if snap:
+                out.extra["uncommitted"] = changed
+            return out
         if snap or off_branch:
-            kept = keep(self.repo, wt.id, snap or head)
+            kept = keep(self.repo, wt.id, work)
             what = (f"left {_plural(len(changed), 'file')} uncommitted" if snap
                     else f"left its HEAD off {wt.branch}")
             also = f" (also: {'; '.join(trouble)})" if trouble else ""
-            out = self.result("dirty_uncommitted", snap or head,
+            out = self.result("dirty_uncommitted", work,
                               f"The agent {what}{also}; nothing was merged." + _kept_clause(wt.id), kept_ref=kept)
             out.extra.update(uncommitted=changed, timed_out=agent.timed_out)
             return out
@@ -174,6 +197,9 @@ class Finalizer:
     def integrate(self, head: str, *, allow_pending: bool = True) -> Result:
         """Validate and merge `head` into the parent (or leave it pending)."""
         wt = self.wt
+        if not descends(self.repo, wt.base, head):
+            return self._not_merged("failed", head, f"{head[:12]} does not descend from the dream's base "
+                                    f"{wt.base[:12]}, so it cannot be merged; nothing was merged.")
         n = count(self.repo, wt.base, head)
         try:
             with WriteSession(self.repo, tool="git dream") as session:
@@ -181,9 +207,9 @@ class Finalizer:
         except BusyError as exc:
             return self._not_merged("parent_dirty", head, f"The memory repository stayed busy ({exc}); "
                                     "nothing was merged.")
+        except git.GitError as exc:
+            return self._not_merged("failed", head, f"Merging failed ({exc}); nothing was merged.")
         except MemfsError as exc:
-            if isinstance(exc, git.GitError):
-                raise
             return self._not_merged("parent_dirty", head, parent_problem(exc) + " Nothing was merged.")
 
     def _not_merged(self, status: str, head: str, message: str, **extra: Any) -> Result:
@@ -203,6 +229,7 @@ class Finalizer:
             return self._not_merged("check_failed", head, f"The dream's commits break the memory rules: {shown}. "
                                     "Nothing was merged.", problems=[p.as_dict() for p in report.problems])
         if allow_pending and self.merge_mode == "explicit":
+            repo.git("update-ref", "--no-deref", wt.ref, head, check=False)  # the branch, for review
             kept = keep(repo, wt.id, head)
             return self.result("pending", head,
                                f"The dream made {_plural(n, 'commit')} on {wt.branch}, waiting for review: "

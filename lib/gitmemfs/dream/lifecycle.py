@@ -1,28 +1,33 @@
 """One dream pass, start to finish (DESIGN §9).
 
     lock -> leftovers -> (--auto: due?) -> settings -> sandbox check -> parent clean
-    -> source slice -> --to sync -> worktree -> prompt -> agent -> finalize
+    -> source slice -> --to sync -> attributes check -> worktree -> prompt -> agent
+    -> refs disarmed, objects imported (recovery.gather) -> finalize
     -> cursor and --to write-back -> record
 
 The lock (`<common>/dream/lock`, flock) is held from the first step to the last,
 so two dreams never overlap and only the holder writes dream state. A run record
 is written before the worktree exists; a pass killed outright is found by the
-next one, which keeps whatever the agent had done at refs/dreams/kept/<id>.
+next one, which keeps whatever the agent had done at refs/dreams/kept/<id> (or,
+if it had merged, finishes its bookkeeping). Once the record exists, any error
+ends in a `failed` outcome with the work kept, never in a bare exception.
 """
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import tempfile
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from ..errors import MemfsError, UsageError
+from .. import snapshot as snap
+from ..errors import EnvironmentProblem, MemfsError, UsageError
 from ..redact import redact
 from ..repo import FileLock, Repo
 from ..writer import WriteSession
-from . import finalize, payload, runner, sandbox, sources, state, target, trigger
+from . import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
 from . import worktree as wtmod
 from .finalize import Result
 
@@ -67,17 +72,43 @@ def settings(repo: Repo, opts: Options, env: Mapping[str, str]) -> tuple[str, fl
     return agent, timeout, merge
 
 
-def agent_identity(repo: Repo, env: Mapping[str, str]) -> tuple[str, str]:
-    def first(*names: str) -> str:
-        for name in names:
-            value = (env.get(name) or "").strip()
-            if value:
-                return value
-        return ""
+def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None:
+    """Everything that can be judged before a pass starts: usage errors raise, a
+    missing sandbox is a Result (used by --background before it detaches, too)."""
+    agent_spec, _timeout, _merge = settings(repo, opts, env)
+    runner.command_for(agent_spec)
+    if opts.source:
+        sources.parse(opts.source)
+    if opts.to is not None:
+        target.resolve(opts.to)
+    if sandbox_wanted(opts, env):
+        problem = sandbox_problem(repo)
+        if problem:
+            return Result("sandbox_unavailable", message=f"{problem}. Run the agent unconfined with "
+                          "--no-sandbox (or GIT_DREAM_SANDBOX=0) if you trust it.")
+    return None
 
-    agent_id = first("AGENT_ID", "LETTA_AGENT_ID") or (repo.cfg("memory.agentId") or "").strip()
-    name = first("AGENT_NAME") or (repo.cfg("memory.agentName") or "").strip() or agent_id
-    return agent_id, name
+
+def not_due(repo: Repo) -> Result | None:
+    """For --auto: the `not_due` outcome, or None when a dream is due."""
+    is_due, n, every, mode = trigger.due(repo.root, repo.common_dir)
+    if is_due:
+        return None
+    if mode == "backoff":
+        failures, left = trigger.backoff_left(repo.common_dir)
+        why = (f"{failures} dream(s) in a row did not finish cleanly; the next automatic one waits "
+               f"{left / 60:.0f} more minute(s) (see git dream list)")
+    elif mode != "commits":
+        why = f"dream.trigger is {mode!r}, not 'commits'"
+    else:
+        why = f"{n} of {every} memory commits since the last dream"
+    return Result("not_due", message=f"No dream due: {why}.")
+
+
+def agent_identity(repo: Repo, env: Mapping[str, str]) -> tuple[str, str]:
+    """(AGENT_ID, AGENT_NAME) for the agent: the identity its commits would carry."""
+    author = repo.author(env)
+    return (author.id, author.name) if author else ("", "")
 
 
 class Busy(Exception):
@@ -106,6 +137,8 @@ class DreamLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        if self.lock.fd is not None:  # an empty file says "nobody" to trigger.running()
+            os.ftruncate(self.lock.fd, 0)
         self.lock.release()
 
 
@@ -139,27 +172,17 @@ def _progress_only(opts: Options):  # type: ignore[no-untyped-def]
 
 def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], started: float) -> Result:
     say = _progress_only(opts)
-    recover_leftovers(repo, dirs, say)
+    recovery.recover_leftovers(repo, dirs, say)
     if opts.auto:
-        is_due, n, every, mode = trigger.due(repo.root, repo.common_dir)
-        if not is_due:
-            if mode == "backoff":
-                failures, left = trigger.backoff_left(repo.common_dir)
-                why = (f"{failures} dream(s) in a row did not finish cleanly; the next automatic one waits "
-                       f"{left / 60:.0f} more minute(s) (see git dream list)")
-            elif mode != "commits":
-                why = f"dream.trigger is {mode!r}, not 'commits'"
-            else:
-                why = f"{n} of {every} memory commits since the last dream"
-            return Result("not_due", message=f"No dream due: {why}.")
+        waiting = not_due(repo)
+        if waiting is not None:
+            return waiting
+    refused = validate(repo, opts, env)
+    if refused is not None:
+        return refused
     agent_spec, timeout, merge_mode = settings(repo, opts, env)
     command, command_env = runner.command_for(agent_spec)
     sandboxed = sandbox_wanted(opts, env)
-    if sandboxed:
-        problem = sandbox_problem(repo)
-        if problem:
-            return Result("sandbox_unavailable", message=f"{problem}. Run the agent unconfined with "
-                          "--no-sandbox (or GIT_DREAM_SANDBOX=0) if you trust it.")
     # Parent preflight, under the writer lock so a half-done edit is recovered first.
     try:
         with WriteSession(repo, tool="git dream") as session:
@@ -192,9 +215,17 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
                 base = synced
         except MemfsError as exc:
             say(f"could not sync {doc.path} into memory ({exc}); the dream may create it")
+    listing = snap.Snapshot(repo.root, base, snap.parse_ls_tree(
+        repo.git("ls-tree", "-r", "-z", "--full-tree", base).raw))
+    converted = wtmod.conversions(repo, [e.path for e in listing.files])
+    if converted:
+        shown = ", ".join(converted[:5]) + (f" and {len(converted) - 5} more" if len(converted) > 5 else "")
+        raise EnvironmentProblem(f"git dream: git attributes would change {shown} on checkout (eol=crlf, ident, "
+                                 "a filter or working-tree-encoding), and a dream compares files byte for byte; "
+                                 "remove those attributes for the memory repository")
     return _run(repo, dirs, opts, env, base=base, command=command, command_env=command_env,
                 agent_spec=agent_spec, timeout=timeout, merge_mode=merge_mode, sandboxed=sandboxed,
-                chosen=chosen, doc=doc, started=started)
+                chosen=chosen, doc=doc, started=started, listing=listing)
 
 
 def sandbox_problem(repo: Repo) -> str | None:
@@ -210,7 +241,8 @@ def sandbox_problem(repo: Repo) -> str | None:
 
 def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *, base: str, command: str,
          command_env: dict[str, str], agent_spec: str, timeout: float, merge_mode: str, sandboxed: bool,
-         chosen: sources.Slice | None, doc: target.Target | None, started: float) -> Result:
+         chosen: sources.Slice | None, doc: target.Target | None, started: float,
+         listing: snap.Snapshot) -> Result:
     dream_id = state.new_id()
     run_dir = dirs.run_dir(dream_id)
     os.makedirs(run_dir, exist_ok=True)
@@ -227,73 +259,42 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     }
     state.save_record(dirs, record)
     tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-")
-    branches_before = wtmod.refs(repo, "refs/heads/" + state.BRANCH_PREFIX)
     wt = None
     try:
         log.progress(f"{dream_id}: base {base[:7]}, agent {agent_spec}, "
                      f"{'sandboxed' if sandboxed else 'NOT sandboxed'}, timeout {timeout:g}s")
+        files = payload.memory_files(listing)
         wt = wtmod.create(repo, dirs, dream_id, base)
         log.progress(f"checked out {wt.branch} at {wt.path}")
-        prompt_path, transcript_path = write_payload(repo, run_dir, base, chosen, doc, opts.instruction)
+        prompt_path, transcript_path = write_payload(run_dir, files, chosen, doc, opts.instruction)
         log.progress(f"prompt ready: {prompt_path} ({os.path.getsize(prompt_path):,} bytes"
                      + (f", {chosen.messages} transcript messages" if chosen else ", no transcript") + ")")
         agent_id, agent_name = agent_identity(repo, env)
         child_env = runner.agent_env(
             worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=base, branch=wt.branch,
             agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript_path,
-            extra=command_env, config={"gc.auto": "0", "maintenance.auto": "false"}, base_env=env)
-        plan = None
-        if sandboxed:
-            writable = [wt.path, wt.admin, os.path.join(repo.common_dir, "objects"), *wtmod.sandbox_dirs(repo),
-                        tmpdir]
-            files: list[str] = []
-            for extra in repo.cfg_all("dream.sandbox.allowWrite"):
-                path = os.path.abspath(os.path.expanduser(extra.strip()))
-                if os.path.isdir(path):
-                    writable.append(path)
-                elif os.path.isfile(path):
-                    files.append(path)  # e.g. an agent CLI's ~/.claude.json
-                else:
-                    log.progress(f"dream.sandbox.allowWrite {path} does not exist; not granted")
-            plan = runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files)
+            extra=command_env,
+            config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
+            pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
+        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
 
-        def on_start(pid: int) -> None:
-            record["agent_pid"] = pid
+        def on_start(pid: int, start: int | None) -> None:
+            record.update(agent_pid=pid, agent_start=start)
             state.save_record(dirs, record)
 
         log.progress("running the agent")
         agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
                            timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
-        if agent.sandbox_error:
-            log.progress(f"sandbox refused: {agent.sandbox_error}")
-            out = Result("sandbox_unavailable", dream_id, wt.branch, base, base,
-                         message=f"The sandbox could not confine the agent: {agent.sandbox_error}. Run it "
-                                 "unconfined with --no-sandbox (or GIT_DREAM_SANDBOX=0) if you trust it.")
-        else:
-            log.progress(f"{agent.describe()} after {agent.duration:.1f}s"
-                         + (f"; stopped {agent.killed} leftover process(es)" if agent.killed else ""))
-            tampered = wtmod.tampering(wt, repo.common_dir)
-            trailers = []
-            if chosen:
-                trailers += [f"Dream-Source: {chosen.source.key}", f"Dream-Through: {chosen.end_id}"]
-            if not sandboxed:
-                trailers.append("Dream-Sandbox: off")
-            fin = finalize.Finalizer(repo, wt, merge_mode=merge_mode, trailers=trailers, progress=log.progress)
-            out = fin.run(agent, tampered)
-        side = wtmod.adopt_side_branches(repo, wt, branches_before)
-        if side:
-            out.extra["side_branches"] = side
-            log.progress("the agent made other branches; kept at " + ", ".join(side))
-        wtmod.remove(repo, wt, delete_branch=out.status != "pending")
+        out = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
+        if out.extra.get("quarantine"):
+            record["quarantine"] = out.extra["quarantine"]
+        wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
         wt = None
+    except Exception as exc:  # noqa: BLE001 - any failure becomes a `failed` outcome, work kept
+        out = internal_failure(repo, dirs, wt, record, exc, log)
     except BaseException as exc:
-        # Whatever broke, the agent's work must survive: keep it, then report.
-        log.progress(f"internal failure: {type(exc).__name__}: {exc}")
-        if wt is not None:
-            salvage(repo, wt, log.progress)
-        record.update(status="failed", finished_at=state.utc_now(),
-                      message=redact(f"internal failure: {exc}"))
-        state.save_record(dirs, record)
+        # Interrupted outside the agent, or exiting: keep the work, record, re-raise.
+        internal_failure(repo, dirs, wt, record, exc, log)
         log.close()
         raise
     finally:
@@ -306,9 +307,97 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     return out
 
 
-def write_payload(repo: Repo, run_dir: str, base: str, chosen: sources.Slice | None,
+def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log) -> runner.SandboxPlan:
+    """Where the confined agent may write: its checkout, and in the run's private
+    repository git's files for it, its objects and dream branches; its TMPDIR; and
+    dream.sandbox.allowWrite. Nothing of the memory's own git dir."""
+    writable = [*wtmod.writable(wt), tmpdir]
+    files: list[str] = []
+    for extra in repo.cfg_all("dream.sandbox.allowWrite"):
+        path = os.path.abspath(os.path.expanduser(extra.strip()))
+        if os.path.isdir(path):
+            writable.append(path)
+        elif os.path.isfile(path):
+            files.append(path)  # e.g. an agent CLI's ~/.claude.json
+        else:
+            log.progress(f"dream.sandbox.allowWrite {path} does not exist; not granted")
+    deny_chmod = not repo.cfg_bool("dream.sandbox.allowChmod", False)
+    if deny_chmod and not sandbox.chmod_filter_supported():
+        log.progress(f"chmod and chown are not confined on {platform.machine()} (no seccomp filter for it)")
+        deny_chmod = False
+    return runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files,
+                              deny_chmod=deny_chmod)
+
+
+def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
+             sandboxed: bool, chosen: sources.Slice | None, log: runner.Log) -> Result:
+    """After the agent: make its refs safe, bring its objects in verified, then finalize."""
+    if agent.sandbox_error:
+        log.progress(f"sandbox refused: {agent.sandbox_error}")
+        return Result("sandbox_unavailable", wt.id, wt.branch, wt.base, wt.base,
+                      message=f"The sandbox could not confine the agent: {agent.sandbox_error}. Run it "
+                              "unconfined with --no-sandbox (or GIT_DREAM_SANDBOX=0) if you trust it.")
+    log.progress(f"{agent.describe()} after {agent.duration:.1f}s"
+                 + (f"; stopped {agent.killed} leftover process(es)" if agent.killed else ""))
+    tampered = wtmod.tampering(wt)
+    harvest = recovery.gather(repo, dirs, wt)
+    if harvest.import_error:
+        out = untrusted(repo, wt, harvest, agent)
+    else:
+        trailers = []
+        if chosen:
+            trailers += [f"Dream-Source: {chosen.source.key}", f"Dream-Through: {chosen.end_id}"]
+        if not sandboxed:
+            trailers.append("Dream-Sandbox: off")
+        fin = finalize.Finalizer(repo, wt, merge_mode=merge_mode, trailers=trailers, progress=log.progress)
+        out = fin.run(agent, tampered + harvest.trouble(), tip=harvest.tip, head=harvest.head)
+    side = recovery.keep_side_branches(repo, wt, harvest)
+    if side:
+        out.extra["side_branches"] = side
+        log.progress("the agent made other branches; kept at " + ", ".join(side))
+    return out
+
+
+def untrusted(repo: Repo, wt: wtmod.Worktree, harvest: recovery.Harvest, agent: runner.AgentRun) -> Result:
+    """The agent's objects failed verification: nothing of its history comes in. Its files
+    are kept (hashed by us, on the base) and its quarantine is left for inspection."""
+    kept = recovery.salvage(repo, wt, harvest, agent_ran=True, say=lambda _t: None)
+    out = Result("failed", wt.id, wt.branch, wt.base, wt.base, kept_ref=kept,
+                 message=f"Dream failed: the agent's git objects did not pass verification ({harvest.import_error}); "
+                         f"nothing was merged. Its repository is left in {harvest.quarantine} for inspection "
+                         f"(git --git-dir={harvest.quarantine} log --all)"
+                         + (f"; the files it left are kept at {kept}." if kept else "."))
+    out.extra.update(quarantine=harvest.quarantine, timed_out=agent.timed_out)
+    return out
+
+
+def internal_failure(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree | None, record: dict[str, Any],
+                     exc: BaseException, log: runner.Log) -> Result:
+    """Whatever broke, the agent's work must survive: keep it, remove the worktree and
+    say so in a `failed` outcome (never raises)."""
+    what = redact(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+    log.progress(f"internal failure: {what}")
+    kept = None
+    if wt is not None:
+        try:
+            harvest = recovery.gather(repo, dirs, wt)
+            kept = recovery.salvage(repo, wt, harvest, agent_ran=bool(record.get("agent_pid")),
+                                    say=log.progress)
+            if harvest.import_error:
+                record["quarantine"] = harvest.quarantine
+            wtmod.remove(repo, wt, keep_repo=bool(harvest.import_error))
+        except Exception as inner:  # noqa: BLE001 - the next dream recovers what is left
+            log.progress(f"could not clean up after the failure ({inner}); the next dream will")
+    record.update(status="failed", finished_at=state.utc_now(), kept_ref=kept,
+                  message=f"internal failure: {what}")
+    state.save_record(dirs, record)
+    return Result("failed", record["id"], record["branch"], record["base"], kept or record["base"], kept_ref=kept,
+                  message=f"Dream failed: {what}; nothing was merged."
+                          + (f" The work is kept at {kept} (git dream show {record['id']})." if kept else ""))
+
+
+def write_payload(run_dir: str, files: list[tuple[str, bytes]], chosen: sources.Slice | None,
                   doc: target.Target | None, instruction: str | None) -> tuple[str, str | None]:
-    files = payload.memory_files(repo, base)
     transcript_text = None
     transcript_path = None
     if chosen is not None:
@@ -326,57 +415,6 @@ def write_payload(repo: Repo, run_dir: str, base: str, chosen: sources.Slice | N
     return prompt_path, transcript_path
 
 
-def salvage(repo: Repo, wt: wtmod.Worktree, say: Any) -> str | None:
-    """Keep whatever an interrupted run left, then remove its worktree. Never raises."""
-    try:
-        head = wtmod.work_head(repo, wt) or wtmod.rev(repo, wt.ref) or wt.base
-        snap, _ = wtmod.snapshot(repo, wt, head, lambda: finalize.identity_env(repo),
-                                 f"dream {wt.id}: files left by an interrupted run\n\nDream-Id: {wt.id}\n") \
-            if os.path.isdir(wt.path) else (None, [])
-        keep_sha = snap or (head if head and head != wt.base else None)
-        kept = finalize.keep(repo, wt.id, keep_sha) if keep_sha else None
-        wtmod.remove(repo, wt)
-        return kept
-    except Exception as exc:  # noqa: BLE001 - leave the folder in place rather than lose it
-        say(f"could not salvage {wt.path} ({exc}); it is left in place")
-        return None
-
-
-def recover_leftovers(repo: Repo, dirs: state.Dirs, say: Any) -> None:
-    """Runs a killed pass left behind: stop their agents, keep their work, clean up."""
-    try:
-        names = sorted(os.listdir(dirs.worktrees))
-    except FileNotFoundError:
-        names = []
-    for dream_id in names:
-        if not state.is_id(dream_id):
-            continue
-        record = state.load_record(dirs, dream_id) or {"id": dream_id}
-        runner.stop_stragglers(int(record.get("agent_pid") or 0) or -1, f"DREAM_ID={dream_id}", 1.0)
-        base = record.get("base") or ""
-        if not base:
-            res = repo.git("merge-base", "HEAD", state.BRANCH_PREFIX + dream_id, check=False)
-            base = res.out.strip()
-        wt = wtmod.leftover(repo, dirs, dream_id, base)
-        kept = salvage(repo, wt, say)
-        say(f"recovered interrupted dream {dream_id}" + (f"; its work is kept at {kept}" if kept else ""))
-        record.update(status="failed", finished_at=state.utc_now(), kept_ref=kept,
-                      message="Interrupted: the dream process stopped before finishing."
-                              + (f" The work is kept at {kept}." if kept else ""))
-        state.save_record(dirs, record)
-    # A branch whose worktree is gone and that is not waiting for review: keep its work.
-    res = repo.git("for-each-ref", "--format=%(refname:lstrip=3) %(objectname)", "refs/heads/dream/", check=False)
-    for line in res.lines():
-        dream_id, _, sha = line.partition(" ")
-        record = state.load_record(dirs, dream_id) or {}
-        if record.get("status") == "pending" or os.path.isdir(dirs.worktree(dream_id)):
-            continue
-        if sha != record.get("base") and not repo.git("rev-parse", "-q", "--verify",
-                                                       state.KEPT_PREFIX + dream_id, check=False).out.strip():
-            finalize.keep(repo, dream_id, sha)
-        repo.git("update-ref", "-d", f"refs/heads/dream/{dream_id}", sha, check=False)
-
-
 def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | None,
           doc: target.Target | None, record: dict[str, Any], log: runner.Log) -> None:
     """Advance the cursor, write the --to target back, and finish the record."""
@@ -389,8 +427,8 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
                     out.extra["target_written"] = True
                     log.progress(f"wrote {doc.path}")
             except OSError as exc:
+                # The memory merged (and the cursor moved): that stays. Only the copy failed.
                 out.extra["target_error"] = f"cannot write --to target {doc.path}: {exc.strerror}"
-                out.status = "failed"
                 out.message += f" But writing {doc.path} failed: {exc.strerror}."
     if doc is not None:
         out.extra.setdefault("target", doc.path)
@@ -400,9 +438,13 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
                   merged=out.merged, kept_ref=out.kept_ref, message=out.message,
                   duration_s=round(out.duration_s, 3), **{k: v for k, v in out.extra.items()
                                                          if k in ("problems", "conflicts", "uncommitted",
-                                                                  "timed_out")})
+                                                                  "timed_out", "target_error")})
     state.save_record(dirs, record)
-    keep_ids = {r for r in state.record_ids(dirs) if (state.load_record(dirs, r) or {}).get("kept_ref")}
+    keep_ids = set()
+    for run in state.record_ids(dirs):
+        kept = state.load_record(dirs, run) or {}
+        if kept.get("kept_ref") or kept.get("quarantine"):
+            keep_ids.add(run)
     state.prune(dirs, keep_ids | {out.id or ""})
 
 
@@ -422,11 +464,5 @@ def note_attempt(dirs: state.Dirs, status: str) -> None:
 
 def consume(repo: Repo, dirs: state.Dirs, source_key: str | None, end_id: str | None,
             cursor_before: str | None, dream_id: str | None) -> None:
-    data = state.load_state(dirs)
-    if source_key and end_id:
-        entry = data["sources"].setdefault(source_key, {})
-        if entry.get("cursor") == cursor_before:  # a newer dream may have moved it meanwhile
-            entry.update(cursor=end_id, updated_at=state.utc_now(), dream=dream_id)
     head = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
-    data["last_dream"] = {"id": dream_id, "head": head, "at": state.utc_now()}
-    state.save_state(dirs, data)
+    state.consume(dirs, head, source_key, end_id, cursor_before, dream_id)

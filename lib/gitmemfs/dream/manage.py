@@ -1,7 +1,9 @@
 """`git dream list | show ID | finish ID | drop ID`: the runs that hold work.
 
-A run holds work when `refs/dreams/kept/<id>` exists (anything not merged) or it
-is `pending` (explicit merge mode; its branch `dream/<id>` is left for review).
+A run holds work when `refs/dreams/kept/<id>` exists (anything not merged), it
+is `pending` (explicit merge mode; its branch `dream/<id>` is left for review), or
+its agent's objects failed verification and their quarantine was left in its run
+folder (`drop` deletes it).
 `finish` verifies a run reached the memory's HEAD, or with `--merge` merges it
 through the same gate as a dream (rule check of its commits and of the merge
 result; nothing touches the parent unless that passes).
@@ -19,6 +21,7 @@ from . import finalize, state
 from . import worktree as wtmod
 from .finalize import Result
 from .lifecycle import Busy, DreamLock, busy_result, consume
+from .recovery import BRANCHES
 
 
 def kept_refs(repo: Repo) -> dict[str, str]:
@@ -59,7 +62,7 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
     base = record.get("base")
     info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
                                        "merge", "message", "source", "to", "log", "problems", "conflicts",
-                                       "uncommitted", "timed_out")}
+                                       "uncommitted", "timed_out", "quarantine", "target_error")}
     info.update(side_branches=side_branches(repo).get(dream_id),
                 kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
                 branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
@@ -72,7 +75,7 @@ def list_runs(repo: Repo, *, show_all: bool = False) -> Outcome:
     ids = set(kept_refs(repo)) | set(branches(repo)) | set(side_branches(repo))
     for dream_id in state.record_ids(dirs):
         record = state.load_record(dirs, dream_id) or {}
-        if show_all or record.get("status") in ("pending", "running"):
+        if show_all or record.get("status") in ("pending", "running") or record.get("quarantine"):
             ids.add(dream_id)
     runs = [describe(repo, dirs, i) for i in sorted(ids)]
     if not runs:
@@ -89,7 +92,7 @@ def show(repo: Repo, text: str) -> Outcome:
     dream_id = resolve(repo, dirs, text)
     info = describe(repo, dirs, dream_id)
     lines = [f"dream {dream_id}: {info.get('status')}"]
-    for key in ("started_at", "finished_at", "agent", "base", "head", "kept_ref", "branch", "log"):
+    for key in ("started_at", "finished_at", "agent", "base", "head", "kept_ref", "branch", "quarantine", "log"):
         if info.get(key) is not None:
             lines.append(f"  {key.replace('_', ' ')}: {info[key]}")
     if info.get("message"):
@@ -152,8 +155,8 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
                           **{k: v for k, v in out.extra.items() if k in ("problems", "conflicts")})
             state.save_record(dirs, record)
             return out
-    repo.git("update-ref", "-d", state.KEPT_PREFIX + dream_id, check=False)
-    repo.git("update-ref", "-d", "refs/heads/" + state.BRANCH_PREFIX + dream_id, check=False)
+    wtmod.delete_ref(repo, state.KEPT_PREFIX + dream_id)
+    wtmod.delete_ref(repo, BRANCHES + dream_id)
     if source.get("key"):
         consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id)
     else:
@@ -173,11 +176,10 @@ def drop(repo: Repo, text: str) -> Outcome | Result:
             branch = branches(repo).get(dream_id)
             extras = {f"refs/dreams/extra/{dream_id}/{name}": sha
                       for name, sha in wtmod.refs(repo, f"refs/dreams/extra/{dream_id}/").items()}
-            for ref, sha in ((state.KEPT_PREFIX + dream_id, kept),
-                             ("refs/heads/" + state.BRANCH_PREFIX + dream_id, branch), *extras.items()):
+            for ref, sha in ((state.KEPT_PREFIX + dream_id, kept), (BRANCHES + dream_id, branch), *extras.items()):
                 if sha:
-                    repo.git("update-ref", "-d", ref, sha)
-            shutil.rmtree(dirs.run_dir(dream_id), ignore_errors=True)
+                    wtmod.delete_ref(repo, ref, sha)
+            shutil.rmtree(dirs.run_dir(dream_id), ignore_errors=True)  # with any quarantine kept there
             try:
                 os.unlink(dirs.log(dream_id))
             except FileNotFoundError:

@@ -7,22 +7,21 @@ file in walk order, whole while the 40,000-character budget allows, else
 truncated, else replaced by a notice naming the full file, else counted in a
 closing "omitted" notice; room is kept for a pointer to every later file.
 Paths are written as `$MEMORY_DIR/…`, never absolute. It is read from git
-objects of the base commit, which the agent's checkout equals.
+objects of the base commit, which the agent's checkout equals, with the same
+readers as `git memory tree` (`snapshot`, `tree`): the same order, caps and
+description parsing.
 """
 from __future__ import annotations
 
 import json
-import os
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
-from .. import git, memfile
-from ..repo import Repo
+from .. import snapshot as snap
+from .. import tree
+from ..collation import sort_key
 
 SNAPSHOT_BUDGET = 40_000
 TRANSCRIPT_INLINE = 60_000
-TREE_CAPS = {"LETTA_MEMFS_TREE_MAX_LINES": (500, 2, 50_000),
-             "LETTA_MEMFS_TREE_MAX_CHARS": (20_000, 128, 5_000_000),
-             "LETTA_MEMFS_TREE_MAX_CHILDREN_PER_DIR": (50, 1, 5_000)}
 
 INSTRUCTIONS = """\
 # Dream pass: reflect and tidy long-term memory
@@ -116,114 +115,38 @@ the results of its tool calls. The same array is in the file `$DREAM_TRANSCRIPT`
 """
 
 
-def tree_caps(env: dict[str, str] | None = None) -> tuple[int, int, int]:
-    source = os.environ if env is None else env
-    values = []
-    for name, (default, low, high) in TREE_CAPS.items():
-        try:
-            value = int(source.get(name, ""))
-        except ValueError:
-            value = default
-        values.append(value if low <= value <= high else default)
-    return values[0], values[1], values[2]
-
-
 # -- reading the memory ------------------------------------------------------------------
 
-def _walk_key(path: str) -> tuple[tuple[int, str], ...]:
-    """Folders before files at every level, then by name (upstream's walk order)."""
+def _walk_key(path: str) -> tuple[tuple[int, Any], ...]:
+    """Folders before files at every level, then by name: the tree's order."""
     parts = path.split("/")
-    return tuple((0, p) for p in parts[:-1]) + ((1, parts[-1]),)
+    return tuple((0, sort_key(p)) for p in parts[:-1]) + ((1, sort_key(parts[-1])),)
 
 
-def memory_files(repo: Repo, rev: str) -> list[tuple[str, bytes]]:
-    """(path, content) of every `.md` file of `rev`, in walk order, dot-names skipped."""
-    res = repo.git("ls-tree", "-r", "-z", "--full-tree", rev)
-    wanted = []
-    for item in res.zsplit():
-        meta, _, path = item.partition("\t")
-        mode, kind, oid = meta.split(" ")
-        if kind != "blob" or mode == "120000" or not path.lower().endswith(".md"):
-            continue
-        if any(part.startswith(".") for part in path.split("/")):
-            continue
-        wanted.append((path, oid))
-    wanted.sort(key=lambda item: _walk_key(item[0]))
-    if not wanted:
-        return []
-    with git.BlobReader(repo.root) as reader:
-        blobs = reader.read_many([oid for _, oid in wanted])
-    return [(path, blobs.get(oid) or b"") for path, oid in wanted]
+def memory_files(files: snap.Snapshot) -> list[tuple[str, bytes]]:
+    """(path, content) of every `.md` file of a commit, in walk order, hidden names skipped."""
+    wanted = sorted((e for e in files.files if e.path.endswith(".md") and e.mode in snap.REGULAR_MODES
+                     and not snap.is_hidden(e.path)), key=lambda e: _walk_key(e.path))
+    blobs = files.read(wanted)
+    return [(e.path, blobs.get(e.oid) or b"") for e in wanted]
 
 
-def description_of(data: bytes) -> str | None:
-    try:
-        fm, _, _ = memfile.split(data.decode("utf-8", "replace"))
-        for entry in memfile.parse_entries(fm):
-            if entry.key == "description" and entry.value and entry.value.strip():
-                return " ".join(entry.value.split())
-    except memfile.FrontmatterError:
-        return None
-    return None
+def description_of(path: str, data: bytes) -> str:
+    return snap.read_doc(path, data, with_value=False).description
 
 
-# -- the tree ----------------------------------------------------------------------------
-
-def render_tree(files: Sequence[tuple[str, str | None]], caps: tuple[int, int, int] | None = None) -> str:
-    """The `/memory/` tree of (path, description) pairs with upstream's caps."""
-    max_lines, max_chars, max_children = caps or tree_caps()
-    root: dict[str, Any] = {"system": {}}
+def render_tree(files: Sequence[tuple[str, str | None]], caps: Mapping[str, int] | None = None,
+                env: Mapping[str, str] | None = None) -> str:
+    """The `/memory/` tree of (path, description) pairs, as `git memory tree` draws it,
+    with each description outside `system/` after its file's name."""
+    root = tree.from_paths(path for path, _ in files)
     for path, desc in files:
-        node = root
-        parts = path.split("/")
-        for part in parts[:-1]:
-            child = node.get(part)
-            if not isinstance(child, dict):
-                child = node[part] = {}
-            node = child
-        node[parts[-1]] = ("file", desc, path)
-
-    def total(node: dict[str, Any]) -> int:
-        return sum(1 + (total(v) if isinstance(v, dict) else 0) for v in node.values())
-
-    lines = ["/memory/"]
-
-    def emit(node: dict[str, Any], prefix: str) -> None:
-        names = sorted(node, key=lambda n: (not isinstance(node[n], dict), n))
-        extra = max(0, len(names) - max_children)
-        shown = names[:max_children] if extra else names
-        for i, name in enumerate(shown):
-            last = i == len(shown) - 1 and not extra
-            value = node[name]
-            branch = "└── " if last else "├── "
-            if isinstance(value, dict):
-                lines.append(f"{prefix}{branch}{name}/")
-                emit(value, prefix + ("    " if last else "│   "))
-            else:
-                _, desc, path = value
-                note = f" ({desc})" if desc and not path.startswith("system/") else ""
-                lines.append(f"{prefix}{branch}{name}{note}")
-        if extra:
-            lines.append(f"{prefix}└── … ({extra:,} more entries)")
-
-    emit(root, "")
-    entries = total(root)
-    kept: list[str] = []
-    used = 0
-    for line in lines:
-        if len(kept) + 1 > max_lines or used + len(line) + 1 > max_chars:
-            break
-        kept.append(line)
-        used += len(line) + 1
-    if len(kept) == len(lines):
-        return "\n".join(kept)
-    while True:
-        shown = len(kept) - 1
-        notice = f"[Tree truncated: showing {shown:,} of {entries:,} entries. {max(1, entries - shown):,} omitted.]"
-        if (len(kept) + 1 <= max_lines and sum(len(x) + 1 for x in kept) + len(notice) + 1 <= max_chars) \
-                or len(kept) <= 1:
-            return "\n".join(kept + [notice])
-        kept.pop()
+        if desc and not path.startswith("system/"):
+            node = root
+            for part in path.split("/"):
+                node = node.children[part]
+            node.note = desc
+    return tree.render(root, **tree.limits(caps, env)).text
 
 
 # -- the snapshot ------------------------------------------------------------------------
@@ -234,9 +157,9 @@ def _notice(rel: str, what: str, budget: int = SNAPSHOT_BUDGET) -> str:
 
 
 def snapshot(files: Sequence[tuple[str, bytes]], budget: int = SNAPSHOT_BUDGET,
-             caps: tuple[int, int, int] | None = None) -> str:
+             caps: Mapping[str, int] | None = None) -> str:
     budget = max(1000, budget)
-    described = [(path, description_of(data)) for path, data in files]
+    described = [(path, description_of(path, data)) for path, data in files]
     lines = ["<parent_memory>", "<memory_filesystem>", render_tree(described, caps), "</memory_filesystem>"]
     if not files:
         lines.append("(no memory markdown files found)")

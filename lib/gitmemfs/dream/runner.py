@@ -8,9 +8,12 @@ Landlock launcher (sandbox.py), which reports on a status pipe whether it
 confined itself before exec.
 
 When the agent's main process ends — or the timeout hits — nothing it started
-may outlive it: the group gets SIGTERM, a grace period, then SIGKILL. Processes
-that left the group (setsid, double forks) are found by the DREAM_ID=<id>
-marker in their environment and get the same treatment.
+may outlive it: the group gets SIGTERM, a grace period, then SIGKILL. The dream
+process is a child subreaper (prctl PR_SET_CHILD_SUBREAPER), so whatever the agent
+orphans — after setsid, a double fork, with its environment scrubbed — is
+re-parented to us rather than to init, and every descendant started since the
+agent is stopped the same way. The DREAM_ID=<id> marker in the environment finds
+the rest when a later dream recovers from one that was killed outright.
 """
 from __future__ import annotations
 
@@ -30,6 +33,11 @@ from .. import git
 from ..errors import UsageError
 from ..redact import redact
 from . import sandbox
+
+# Withheld from the agent unless named in dream.passEnv: the tokens our own remote
+# commands use (a confined agent must not be able to push around the dream's checks).
+SECRET_ENV = ("GIT_MEMORY_TOKEN", "LETTA_API_KEY")
+_PR_SET_CHILD_SUBREAPER = 36
 
 BUILTINS = {"tidy": "deterministic hygiene: duplicate list items, trailing whitespace, final newline, CRLF",
             "notes": "record the user's explicit 'remember …' and 'I prefer …' statements in system/human.md",
@@ -67,6 +75,7 @@ class SandboxPlan:
     write_dirs: list[str]
     probe: str
     write_files: list[str] = field(default_factory=list)
+    deny_chmod: bool = True
 
 
 class Log:
@@ -142,10 +151,18 @@ def command_for(spec: str) -> tuple[str, dict[str, str]]:
 
 def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: str, agent_id: str,
               agent_name: str, tmpdir: str, transcript: str | None, extra: Mapping[str, str],
-              config: Mapping[str, str], base_env: Mapping[str, str] | None = None) -> dict[str, str]:
+              config: Mapping[str, str], base_env: Mapping[str, str] | None = None,
+              pass_env: Sequence[str] = ()) -> dict[str, str]:
     env = dict(os.environ if base_env is None else base_env)
-    for key in git.REPO_ENV:
-        env.pop(key, None)
+    # Repository variables and config injected into our own environment (an inherited
+    # GIT_CONFIG_COUNT list can carry an http.extraHeader with a token) stay with us.
+    for key in list(env):
+        if key in git.REPO_ENV or key == "GIT_CONFIG_COUNT" or key.startswith(("GIT_CONFIG_KEY_",
+                                                                               "GIT_CONFIG_VALUE_")):
+            del env[key]
+    for key in SECRET_ENV:
+        if key not in pass_env:
+            env.pop(key, None)
     for key in ("DREAM_TRANSCRIPT", "TRANSCRIPT_PATH"):
         env.pop(key, None)
     env.update({
@@ -193,8 +210,9 @@ def grace_for(timeout: float) -> float:
 
 def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log: Log, timeout: float,
         sandbox_plan: SandboxPlan | None, marker: str,
-        on_start: Callable[[int], None] | None = None) -> AgentRun:
-    """Run the agent to completion, timeout or interruption; leave nothing running."""
+        on_start: Callable[[int, int | None], None] | None = None) -> AgentRun:
+    """Run the agent to completion, timeout or interruption; leave nothing running.
+    `on_start(pid, start time)` is called as soon as it runs (the record needs both)."""
     grace = grace_for(timeout)
     if Interrupts.pending:
         log.progress("interrupted before the agent started; not starting it")
@@ -204,12 +222,14 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
     if sandbox_plan is not None:
         status_r, status_w = os.pipe()
         argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
-                                     status_fd=status_w, command=argv, write_files=sandbox_plan.write_files)
+                                     status_fd=status_w, command=argv, write_files=sandbox_plan.write_files,
+                                     deny_chmod=sandbox_plan.deny_chmod)
     out_r, out_w = os.pipe()
     started = time.monotonic()
     result = AgentRun()
     import subprocess  # noqa: PLC0415 - only the dream pass needs it
 
+    become_subreaper()
     try:
         with open(prompt_file, "rb") as stdin:
             proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=stdin, stdout=out_w, stderr=out_w,
@@ -219,8 +239,9 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         os.close(out_w)
         if status_w >= 0:
             os.close(status_w)
+    since = start_time(proc.pid)
     if on_start:
-        on_start(proc.pid)
+        on_start(proc.pid, since)
     reader = threading.Thread(target=_pump, args=(out_r, log), daemon=True)
     reader.start()
     try:
@@ -261,7 +282,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         result.exit_code = proc.returncode
     finally:
         Interrupts.agent_running = False
-        result.killed = stop_stragglers(proc.pid, marker, grace)
+        result.killed = stop_stragglers(proc.pid, marker, grace, since=since)
         reader.join(timeout=5)
         result.duration = time.monotonic() - started
     return result
@@ -320,42 +341,98 @@ def _signal_group(pgid: int, sig: int) -> None:
         pass
 
 
-def stragglers(pgid: int, marker: str) -> list[int]:
-    """Live (non-zombie) processes in the group, or carrying the dream's env marker
-    (`pgid` <= 1 means: by the marker only)."""
-    needle = marker.encode() + b"\0"
-    found = []
+def become_subreaper() -> bool:
+    """Make orphaned descendants re-parent to this process instead of init (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return False
     try:
-        names = os.listdir("/proc")
+        import ctypes  # noqa: PLC0415
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _stat(pid: int | str) -> list[bytes] | None:
+    """Fields of /proc/PID/stat after the command name: [state, ppid, pgrp, …];
+    index 19 is the start time (clock ticks since boot)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            fields = fh.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return fields if len(fields) > 19 else None
+
+
+def start_time(pid: int) -> int | None:
+    fields = _stat(pid)
+    return int(fields[19]) if fields else None
+
+
+def _has_marker(pid: int | str, needle: bytes) -> bool:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            environ = fh.read()
     except OSError:
-        return found
+        return False
+    return environ.startswith(needle) or b"\0" + needle in environ
+
+
+def owns_group(pgid: int, start: int | None, marker: str) -> bool:
+    """Whether process group `pgid` is still the agent's (for a run recorded earlier).
+    Its leader alive: only if it is the same process (start time) or carries the marker.
+    Leader gone: yes — Linux never hands out a pid still in use as a process group id,
+    so any member left is one the agent started."""
+    if pgid <= 1:
+        return False
+    fields = _stat(pgid)
+    if fields is None:
+        return True
+    if start is not None and int(fields[19]) == start:
+        return True
+    return _has_marker(pgid, marker.encode() + b"\0")
+
+
+def stragglers(pgid: int, marker: str, *, since: int | None = None) -> list[int]:
+    """Live (non-zombie) processes in the group, descending from this process and
+    started at or after `since` (the agent's start time), or carrying the dream's env
+    marker (`pgid` <= 1 means: not by the group)."""
+    needle = marker.encode() + b"\0"
+    try:
+        names = [n for n in os.listdir("/proc") if n.isdigit()]
+    except OSError:
+        return []
     me = os.getpid()
+    table: dict[int, list[bytes]] = {}
     for name in names:
-        if not name.isdigit() or int(name) == me:
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
+        fields = _stat(name)
+        if fields is not None and int(name) != me:
+            table[int(name)] = fields
+    mine: set[int] = set()
+    if since is not None:
+        children: dict[int, list[int]] = {}
+        for pid, fields in table.items():
+            children.setdefault(int(fields[1]), []).append(pid)
+        stack = list(children.get(me, []))
+        while stack:
+            pid = stack.pop()
+            if int(table[pid][19]) >= since:
+                mine.add(pid)
+            stack.extend(children.get(pid, []))
+    found = []
+    for pid, fields in table.items():
         if fields[0] == b"Z":
             continue
-        if pgid > 1 and int(fields[2]) == pgid:
-            found.append(int(name))
-            continue
-        try:
-            with open(f"/proc/{name}/environ", "rb") as fh:
-                environ = fh.read()
-        except OSError:
-            continue
-        if environ.startswith(needle) or b"\0" + needle in environ:
-            found.append(int(name))
+        if (pgid > 1 and int(fields[2]) == pgid) or pid in mine or _has_marker(pid, needle):
+            found.append(pid)
     return found
 
 
-def stop_stragglers(pgid: int, marker: str, grace: float) -> int:
-    """TERM, wait up to `grace`, then KILL whatever the agent left running."""
-    left = stragglers(pgid, marker)
+def stop_stragglers(pgid: int, marker: str, grace: float, *, since: int | None = None) -> int:
+    """TERM, wait up to `grace`, then KILL whatever the agent left running; reap the
+    ones that were re-parented to us."""
+    left = stragglers(pgid, marker, since=since)
     if not left:
         return 0
     count = len(left)
@@ -363,14 +440,29 @@ def stop_stragglers(pgid: int, marker: str, grace: float) -> int:
     deadline = time.monotonic() + grace
     while left and time.monotonic() < deadline:
         time.sleep(0.02)
-        left = stragglers(pgid, marker)
+        _reap()
+        left = stragglers(pgid, marker, since=since)
     for _ in range(50):
         if not left:
             break
         _signal_all(left, pgid, signal.SIGKILL)
         time.sleep(0.02)
-        left = stragglers(pgid, marker)
+        _reap()
+        left = stragglers(pgid, marker, since=since)
+    _reap()
     return count
+
+
+def _reap() -> None:
+    """Collect exited children re-parented to us (we are their subreaper). Called only
+    once the agent itself was waited for, when no other child of ours is running."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def _signal_all(pids: Sequence[int], pgid: int, sig: int) -> None:

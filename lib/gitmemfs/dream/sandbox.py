@@ -15,6 +15,15 @@ This file is stdlib-only and runs as a plain script, so the launcher starts in a
 few milliseconds and imports nothing from the package. The dream code imports it
 as `gitmemfs.dream.sandbox` for `probe_abi()` and `launcher_argv()`.
 
+Landlock does not mediate changing a file's mode, owner, extended attributes
+(ACLs) or inode flags, and reads are allowed everywhere, so an agent could still
+`chmod 000` (or `chmod 644` a private key) anywhere it can read. With
+`--deny-chmod` the launcher also installs a seccomp filter, on x86-64 and arm64,
+that fails chmod, chown, setxattr/removexattr (every variant), the chattr ioctls
+with EPERM and io_uring_setup with ENOSYS (io_uring can set xattrs without a
+syscall the filter sees); a process of any other architecture is killed. The
+probe proves it too: changing the probe's mode must fail with EPERM.
+
 Protocol with the parent: `--status-fd N` names a pipe; the launcher writes
 `ok` just before exec (the fd is close-on-exec, so the parent then sees EOF) or
 `error: <why>` and exits 125 without running the agent.
@@ -170,6 +179,98 @@ def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope
     return abi
 
 
+# -- seccomp: what Landlock does not cover ------------------------------------------------
+
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
+_RET_KILL_PROCESS = 0x80000000
+_RET_ERRNO = 0x00050000
+_RET_ALLOW = 0x7FFF0000
+_LD_W_ABS, _JEQ_K, _JGE_K, _RET_K = 0x20, 0x15, 0x35, 0x06
+_X32_BIT = 0x40000000
+# (audit arch, syscalls that change modes, owners, xattrs) from the kernel's tables;
+# fchmodat2 (452), setxattrat (463) and removexattrat (466) are shared by both.
+_ARCHES = {
+    "x86_64": (0xC000003E, {"chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94,
+                            "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197,
+                            "lremovexattr": 198, "fremovexattr": 199, "fchownat": 260, "fchmodat": 268,
+                            "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466},
+               {"ioctl": 16, "io_uring_setup": 425}),
+    "aarch64": (0xC00000B7, {"setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14,
+                             "lremovexattr": 15, "fremovexattr": 16, "fchmod": 52, "fchmodat": 53,
+                             "fchownat": 54, "fchown": 55, "fchmodat2": 452, "setxattrat": 463,
+                             "removexattrat": 466},
+                {"ioctl": 29, "io_uring_setup": 425}),
+}
+_ARCHES["arm64"] = _ARCHES["aarch64"]
+_ARCHES["amd64"] = _ARCHES["x86_64"]
+# FS_IOC_SETFLAGS (long and int argument) and FS_IOC_FSSETXATTR: chattr +i and friends.
+_FLAG_IOCTLS = (0x40086602, 0x40046602, 0x401C5820)
+
+
+def chmod_filter_supported(machine: str | None = None) -> bool:
+    return (machine or platform.machine()).lower() in _ARCHES
+
+
+def chmod_filter(machine: str | None = None) -> list[tuple[int, int, int, int]]:
+    """The classic-BPF program as (code, jt, jf, k) instructions."""
+    arch, denied, special = _ARCHES[(machine or platform.machine()).lower()]
+    code: list[tuple[int, str | int, str | int, int]] = [
+        (_LD_W_ABS, 0, 0, 4),                       # seccomp_data.arch
+        (_JEQ_K, 0, "kill", arch),
+        (_LD_W_ABS, 0, 0, 0),                       # seccomp_data.nr
+    ]
+    if arch == _ARCHES["x86_64"][0]:
+        code.append((_JGE_K, "enosys", 0, _X32_BIT))  # x32 system calls
+    code += [(_JEQ_K, "eperm", 0, nr) for nr in sorted(denied.values())]
+    code += [(_JEQ_K, "enosys", 0, special["io_uring_setup"]),
+             (_JEQ_K, 0, "allow", special["ioctl"]),
+             (_LD_W_ABS, 0, 0, 24)]                 # low 32 bits of args[1]: the request
+    code += [(_JEQ_K, "eperm", 0, request) for request in _FLAG_IOCTLS]
+    labels = {"allow": len(code), "eperm": len(code) + 1, "enosys": len(code) + 2, "kill": len(code) + 3}
+    code += [(_RET_K, 0, 0, _RET_ALLOW), (_RET_K, 0, 0, _RET_ERRNO | errno.EPERM),
+             (_RET_K, 0, 0, _RET_ERRNO | errno.ENOSYS), (_RET_K, 0, 0, _RET_KILL_PROCESS)]
+
+    def offset(at: int, target: str | int) -> int:
+        return target if isinstance(target, int) else labels[target] - at - 1
+
+    return [(c, offset(i, jt), offset(i, jf), k) for i, (c, jt, jf, k) in enumerate(code)]
+
+
+def deny_chmod() -> None:
+    """Install the filter on this thread (inherited across exec and by every child).
+    Needs no_new_privs, which `confine` has set. Raises SandboxError."""
+    if not chmod_filter_supported():
+        raise SandboxError(f"no chmod filter for {platform.machine()}")
+    program = chmod_filter()
+
+    class SockFilter(ctypes.Structure):
+        _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                    ("k", ctypes.c_uint32)]
+
+    class SockFprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(SockFilter))]
+
+    filters = (SockFilter * len(program))(*[SockFilter(*insn) for insn in program])
+    prog = SockFprog(len(program), filters)
+    libc = _libc()
+    if libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise SandboxError(f"cannot install the seccomp filter against chmod: {os.strerror(ctypes.get_errno())}")
+
+
+def self_test_chmod(probe: str) -> None:
+    """Setting `probe`'s mode to what it already is must fail with EPERM."""
+    mode = os.stat(probe).st_mode & 0o7777
+    try:
+        os.chmod(probe, mode)
+    except PermissionError:
+        return
+    except OSError as exc:
+        raise SandboxError(f"sandbox self-test: chmod {probe} failed with "
+                           f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EPERM") from None
+    raise SandboxError("sandbox self-test failed: chmod still works after the seccomp filter was installed")
+
+
 def self_test(probe: str) -> None:
     """Opening `probe` (an existing file outside the granted set) for writing must
     fail with EACCES. Nothing is written even if the open succeeds."""
@@ -186,10 +287,12 @@ def self_test(probe: str) -> None:
 
 
 def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_fd: int,
-                  command: Sequence[str], write_files: Sequence[str] = ()) -> list[str]:
+                  command: Sequence[str], write_files: Sequence[str] = (), deny_chmod: bool = False) -> list[str]:
     """The command line that runs `command` confined (see the module docstring)."""
     # -I -S: no environment, user site or site-packages; the launcher needs only the stdlib.
     argv = [python, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
+    if deny_chmod:
+        argv.append("--deny-chmod")
     for path in write_dirs:
         argv += ["--write", path]
     for path in write_files:
@@ -197,11 +300,15 @@ def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_
     return argv + ["--", *command]
 
 
-def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], list[str]]:
-    status_fd, probe, dirs, files = -1, "", [], []
+def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], bool, list[str]]:
+    status_fd, probe, dirs, files, no_chmod = -1, "", [], [], False
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
+        if flag == "--deny-chmod":
+            no_chmod = True
+            i += 1
+            continue
         if flag == "--status-fd":
             status_fd = int(value)
         elif flag == "--probe":
@@ -213,11 +320,11 @@ def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], list[str]]:
         else:
             raise SystemExit(f"sandbox launcher: unknown option {flag}")
         i += 2
-    return status_fd, probe, dirs, files, argv[i + 1:]
+    return status_fd, probe, dirs, files, no_chmod, argv[i + 1:]
 
 
 def main(argv: list[str]) -> int:
-    status_fd, probe, dirs, files, command = _parse(argv)
+    status_fd, probe, dirs, files, no_chmod, command = _parse(argv)
 
     def report(text: str) -> None:
         if status_fd >= 0:
@@ -232,8 +339,12 @@ def main(argv: list[str]) -> int:
     try:
         devices = [p for p in DEVICE_FILES if os.path.exists(p)]
         confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices)
+        if no_chmod:
+            deny_chmod()
         if probe:
             self_test(probe)
+            if no_chmod:
+                self_test_chmod(probe)
     except SandboxError as exc:
         report(f"error: {exc}")
         return 125

@@ -124,6 +124,19 @@ def record_ids(dirs: Dirs) -> list[str]:
     return sorted(n for n in names if is_id(n))
 
 
+def consume(dirs: Dirs, head: str, source_key: str | None, end_id: str | None, cursor_before: str | None,
+            dream_id: str | None) -> None:
+    """A consuming dream (merged or no_changes) finished: advance its source's cursor and
+    remember the parent HEAD it left, which the automatic trigger counts from."""
+    data = load_state(dirs)
+    if source_key and end_id:
+        entry = data["sources"].setdefault(source_key, {})
+        if entry.get("cursor") == cursor_before:  # a newer dream may have moved it meanwhile
+            entry.update(cursor=end_id, updated_at=utc_now(), dream=dream_id)
+    data["last_dream"] = {"id": dream_id, "head": head, "at": utc_now()}
+    save_state(dirs, data)
+
+
 def prune(dirs: Dirs, keep: set[str]) -> None:
     """Drop the oldest run folders and logs, never those in `keep` (runs holding work)."""
     ids = [i for i in record_ids(dirs) if i not in keep]

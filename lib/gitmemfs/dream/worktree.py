@@ -1,18 +1,29 @@
 """The dream worktree: created from the parent, inspected without trusting it, removed.
 
-After the agent ran, everything inside the worktree and its admin dir
-(`<common>/worktrees/<id>/`) was writable by it, so nothing here runs git *in*
-the worktree (a planted `config.worktree`, `.git` file or `.gitattributes`
-filter could then run code outside the sandbox). Instead:
+The checkout belongs to a private repository of the run, `<common>/dream/runs/<id>/git`
+(bare; its objects are the agent's quarantine, with the memory's objects as an
+alternate; its config includes the memory's and points at its hooks). The memory
+repository itself never sees the worktree, the branch or a new object until the
+run is over and its objects were imported verified (quarantine.py): while an agent
+works, `git fetch`, `gc`, `fsck` and `log --all` in the memory are unaffected, and
+the agent can write none of the memory's git files.
 
-- the branch tip is read from the main repository;
-- the worktree's HEAD is read as a file and resolved in the main repository;
+After the agent ran, everything inside the worktree, its admin dir and the private
+repository's refs and objects was writable by it, so nothing here runs git *in* the
+worktree (a planted `config.worktree`, `.git` file or `.gitattributes` filter could
+then run code outside the sandbox). Instead:
+
+- refs and the worktree's HEAD are read as files, never through a symlink, and
+  resolved in the memory repository once their objects are imported;
 - "dirty" is decided by hashing the worktree's files in Python and comparing
   them with the tree of the commit the agent ended on; only the check-ignore
   query (which reads .gitignore patterns, nothing executable) sees the worktree;
 - a snapshot of dirty files is built from blobs written with
   `hash-object --no-filters` into a temporary index, so no filter, hook or
-  fsmonitor of any kind runs on agent-written content.
+  fsmonitor of any kind runs on agent-written content;
+- `disarm_refs` removes what the agent could plant among the refs to send git
+  elsewhere (symbolic refs, symlinks to files or folders: git follows a folder
+  symlink even with `update-ref --no-deref`).
 """
 from __future__ import annotations
 
@@ -31,77 +42,137 @@ from ..repo import Repo
 from .state import BRANCH_PREFIX, Dirs
 
 _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
+# The checkout and the agent's git see bytes as committed: the dream decides "dirty"
+# by hashing files without filters, so no end-of-line conversion may happen.
+NO_EOL = {"core.autocrlf": "false", "core.eol": "lf"}
+_OID = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?\n?")
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_SMALL = 1 << 16
 
 
 @dataclass
 class Worktree:
     id: str
-    path: str
-    admin: str
+    path: str          # the checkout
+    admin: str         # git's files for it: <repo>/worktrees/<id>
     branch: str
     base: str
+    repo: str = ""     # the git dir that owns it: the run's private repository
 
     @property
     def ref(self) -> str:
         return f"refs/heads/{self.branch}"
 
+    @property
+    def objects(self) -> str:
+        return os.path.join(self.repo, "objects")
 
-def sandbox_dirs(repo: Repo) -> list[str]:
-    """Ref folders the confined agent must be able to write; git creates them lazily,
-    and under Landlock it could not, so they are made before the run."""
-    common = repo.common_dir
-    return [os.path.join(common, "refs", "heads", "dream"),
-            os.path.join(common, "logs", "refs", "heads", "dream")]
+
+def private_repo(dirs: Dirs, dream_id: str) -> str:
+    return os.path.join(dirs.run_dir(dream_id), "git")
+
+
+def writable(wt: Worktree) -> list[str]:
+    """What the confined agent must be able to write for git to work in its checkout:
+    the checkout, its admin dir, the private objects, the dream branch folders (made
+    here: under Landlock git could not create them)."""
+    dirs = dream_ref_dirs(wt.repo)
+    for folder in dirs:
+        os.makedirs(folder, exist_ok=True)
+    return [wt.path, wt.admin, wt.objects, *dirs]
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def hooks_dir(repo: Repo) -> str:
+    """The memory's hooks folder as git resolves it (core.hooksPath, else <common>/hooks)."""
+    configured = (repo.cfg("core.hooksPath") or "").strip()
+    if configured:
+        return os.path.join(repo.root, os.path.expanduser(configured))
+    return os.path.join(os.path.abspath(repo.common_dir), "hooks")
 
 
 def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
     dirs.ensure()
-    for folder in sandbox_dirs(repo):
-        os.makedirs(folder, exist_ok=True)
+    own = private_repo(dirs, dream_id)
+    fmt = (repo.cfg("extensions.objectformat") or "").lower()
+    res = repo.git("init", "-q", "--bare", "--template=", *([f"--object-format={fmt}"] if fmt else []), own,
+                   check=False)
+    if res.code != 0:
+        raise MemfsError(f"git dream: cannot create the run's repository {own}: "
+                         f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
+    common = os.path.abspath(repo.common_dir)
+    with open(os.path.join(own, "config"), "a", encoding="utf-8") as fh:
+        fh.write(f"[include]\n\tpath = {_quoted(os.path.join(common, 'config'))}\n"
+                 f"[core]\n\tbare = true\n\thooksPath = {_quoted(hooks_dir(repo))}\n"
+                 "\tautocrlf = false\n\teol = lf\n\tfsmonitor = false\n"
+                 "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n")
+    with open(os.path.join(own, "objects", "info", "alternates"), "w", encoding="utf-8") as fh:
+        fh.write(os.path.join(common, "objects") + "\n")
     path = dirs.worktree(dream_id)
     branch = BRANCH_PREFIX + dream_id
-    res = repo.git("worktree", "add", "-q", "-b", branch, "--", path, base, check=False)
+    res = git.run_light([f"--git-dir={own}", "worktree", "add", "-q", "-b", branch, "--", path, base],
+                        cwd=repo.root, check=False, config=NO_EOL)
+    admin = os.path.join(os.path.realpath(own), "worktrees", dream_id)
+    wt = Worktree(dream_id, path, admin, branch, base, own)
     if res.code != 0:
+        remove(repo, wt)
         raise MemfsError(f"git dream: cannot create the worktree {path}: "
                          f"{git.GitError(res.argv, res.code, res.raw, res.err_raw)}")
-    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
-    wt = Worktree(dream_id, path, admin, branch, base)
-    if _admin_of(path) != admin:
+    if admin_of(path) != admin:
         remove(repo, wt)
         raise MemfsError(f"git dream: git made an unexpected worktree layout at {path}; nothing was started")
     return wt
 
 
-def _admin_of(path: str) -> str | None:
+def read_small(path: str, *, tail: bool = False) -> str | None:
+    """A regular file's text, at most 64 KiB (the last 64 KiB with `tail`), never through
+    a symlink: whatever the agent left there (a FIFO, /dev/zero, a huge file) cannot make
+    us hang or read something else. None when it is not a readable regular file."""
     try:
-        with open(os.path.join(path, ".git"), encoding="utf-8") as fh:
-            line = fh.read().strip()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError:
         return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if tail and st.st_size > _SMALL:
+            os.lseek(fd, st.st_size - _SMALL, os.SEEK_SET)
+        return os.read(fd, _SMALL).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def admin_of(path: str) -> str | None:
+    text = read_small(os.path.join(path, ".git"))
+    if text is None:
+        return None
+    line = text.strip()
     if not line.startswith("gitdir: "):
         return None
     return os.path.realpath(os.path.join(path, line[len("gitdir: "):]))
 
 
-def tampering(wt: Worktree, common_dir: str) -> list[str]:
+def tampering(wt: Worktree) -> list[str]:
     """Admin files the agent changed that git would trust later (empty when intact)."""
     found = []
-    common = os.path.realpath(common_dir)
 
     def read(path: str) -> str | None:
-        try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                return fh.read().strip()
-        except OSError:
-            return None
+        text = read_small(path)
+        return None if text is None else text.strip()
 
     commondir = read(os.path.join(wt.admin, "commondir"))
-    if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != common:
+    if commondir is None or os.path.realpath(os.path.join(wt.admin, commondir)) != os.path.realpath(wt.repo):
         found.append("commondir no longer points at the repository")
     gitdir = read(os.path.join(wt.admin, "gitdir"))
     if gitdir is None or os.path.realpath(gitdir) != os.path.realpath(os.path.join(wt.path, ".git")):
         found.append("gitdir no longer points at the worktree")
-    if _admin_of(wt.path) != os.path.realpath(wt.admin):
+    if admin_of(wt.path) != os.path.realpath(wt.admin):
         found.append("the worktree's .git file points elsewhere")
     if os.path.lexists(os.path.join(wt.admin, "config.worktree")):
         found.append("a config.worktree was planted")
@@ -109,27 +180,117 @@ def tampering(wt: Worktree, common_dir: str) -> list[str]:
 
 
 def refs(repo: Repo, prefix: str) -> dict[str, str]:
-    """{name under prefix: sha} for the refs under `prefix` (e.g. refs/heads/dream/)."""
-    res = repo.git("for-each-ref", "--format=%(refname) %(objectname)", prefix, check=False)
+    """{name under prefix: sha} for the plain refs of the memory repository under
+    `prefix` (e.g. refs/dreams/kept/); symbolic refs are left out."""
+    res = repo.git("for-each-ref", "--format=%(refname)%00%(objectname)%00%(symref)", prefix, check=False)
     out = {}
     for line in res.lines():
-        ref, _, sha = line.partition(" ")
-        out[ref[len(prefix):]] = sha
+        ref, _, rest = line.partition("\0")
+        sha, _, symref = rest.partition("\0")
+        if not symref:
+            out[ref[len(prefix):]] = sha
     return out
 
 
-def adopt_side_branches(repo: Repo, wt: Worktree, before: dict[str, str]) -> list[str]:
-    """Branches the agent made next to its own (it may create refs/heads/dream/*) move to
-    refs/dreams/extra/<id>/<name>: kept, and out of the branch namespace."""
-    moved = []
-    for name, sha in refs(repo, "refs/heads/" + BRANCH_PREFIX).items():
-        if name == wt.id or before.get(name) == sha:
+def dream_ref_dirs(git_dir: str) -> list[str]:
+    return [os.path.join(git_dir, "refs", "heads", "dream"),
+            os.path.join(git_dir, "logs", "refs", "heads", "dream")]
+
+
+def disarm_refs(git_dir: str) -> tuple[list[str], dict[str, str]]:
+    """In `git_dir`'s `refs/heads/dream/` (and its reflogs), remove what could make git
+    act elsewhere: symlinks, symbolic refs, anything but a folder or a plain ref file;
+    stale `.lock` files go too. Returns (a description of each planted thing, the
+    plain loose refs left: {name under dream/: sha})."""
+    found: list[str] = []
+    tips: dict[str, str] = {}
+
+    def walk(folder: str, rel: str, is_refs: bool) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            name = f"{rel}/{entry.name}"
+            try:
+                st = os.lstat(entry.path)
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                walk(entry.path, name, is_refs)
+                continue
+            why = None
+            if stat.S_ISLNK(st.st_mode):
+                why = f"{name} is a symbolic link"
+            elif not stat.S_ISREG(st.st_mode):
+                why = f"{name} is not a regular file"
+            elif entry.name.endswith(".lock"):
+                why = ""  # left by a git command the timeout stopped
+            elif is_refs:
+                head = (read_small(entry.path) or "").encode()
+                if head.startswith(b"ref:"):
+                    why = f"{name} is a symbolic ref to {head[4:].decode(errors='replace').strip()}"
+                elif not _OID.fullmatch(head):
+                    why = f"{name} is not a valid ref"
+                else:
+                    tips[name[len("refs/heads/dream/"):]] = head.decode().strip()
+            if why is None:
+                continue
+            try:
+                os.unlink(entry.path)  # never follows: a symlink goes, not what it names
+            except OSError:
+                pass
+            if why:
+                found.append(why)
+
+    for top, label, is_refs in zip(dream_ref_dirs(git_dir), ("refs/heads/dream", "logs/refs/heads/dream"),
+                                   (True, False)):
+        walk(top, label, is_refs)
+    return found, tips
+
+
+def delete_ref(repo: Repo, ref: str, old: str | None = None) -> None:
+    """Delete `ref` itself, never what it may point at."""
+    repo.git("update-ref", "--no-deref", "-d", ref, *([old] if old else []), check=False)
+
+
+_CONVERTING = ("eol", "ident", "filter", "working-tree-encoding")
+
+
+def _attribute_files(repo: Repo, paths: list[str]) -> bool:
+    """Whether any attributes could apply: a .gitattributes in the tree, the repository's
+    info/attributes, the user's or the system's attributes file."""
+    if any(p == ".gitattributes" or p.endswith("/.gitattributes") for p in paths):
+        return True
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    candidates = [os.path.join(repo.common_dir, "info", "attributes"), os.path.join(xdg, "git", "attributes"),
+                  os.path.expanduser((repo.cfg("core.attributesFile") or "").strip() or "~/.nonexistent")]
+    if not os.environ.get("GIT_ATTR_NOSYSTEM"):
+        candidates += ["/etc/gitattributes", "/usr/local/etc/gitattributes"]
+    return any(os.path.isfile(c) for c in candidates)
+
+
+def conversions(repo: Repo, paths: list[str]) -> list[str]:
+    """Tracked paths git would convert on checkout even with core.autocrlf=false and
+    core.eol=lf: `eol=crlf`, `ident`, a configured `filter`, `working-tree-encoding`."""
+    if not paths or not _attribute_files(repo, paths):
+        return []
+    feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    res = git.run_light(["check-attr", "-z", "--stdin", "--cached", *_CONVERTING], cwd=repo.root, input=feed,
+                        check=False)
+    if res.code != 0:
+        return []
+    fields = res.out.split("\0")
+    found = []
+    for i in range(0, len(fields) - 2, 3):
+        path, attr, value = fields[i:i + 3]
+        if value in ("unspecified", "unset") or (attr == "eol" and value == "lf"):
             continue
-        keep_as = f"refs/dreams/extra/{wt.id}/{name}"
-        repo.git("update-ref", keep_as, sha)
-        repo.git("update-ref", "-d", "refs/heads/" + BRANCH_PREFIX + name, sha, check=False)
-        moved.append(keep_as)
-    return moved
+        if attr == "filter" and not any(repo.cfg(f"filter.{value}.{k}") for k in ("smudge", "process")):
+            continue
+        if path not in found:
+            found.append(path)
+    return found
 
 
 # -- where the agent ended --------------------------------------------------------------
@@ -139,38 +300,26 @@ def rev(repo: Repo, spec: str) -> str | None:
     return res.out.strip() if res.code == 0 and res.out.strip() else None
 
 
-def work_head(repo: Repo, wt: Worktree, tip: str | None = None) -> str | None:
-    """The commit the worktree's HEAD names, resolved in the main repository
-    (`tip`: the branch's commit, when the caller already looked it up)."""
-    try:
-        with open(os.path.join(wt.admin, "HEAD"), encoding="utf-8", errors="replace") as fh:
-            text = fh.read().strip()
-    except OSError:
-        text = ""
-    if text == f"ref: {wt.ref}" and tip:
-        return tip
-    if text.startswith("ref: "):
-        ref = text[5:].strip()
-        ok = repo.git("check-ref-format", ref, check=False).code == 0 and ref.startswith("refs/heads/")
-        found = rev(repo, ref) if ok else None
-    elif re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", text):
-        found = rev(repo, text)
-    else:
-        found = None
-    return found or _last_reflog(repo, wt)
+def head_text(wt: Worktree) -> str:
+    return (read_small(os.path.join(wt.admin, "HEAD")) or "").strip()
 
 
-def _last_reflog(repo: Repo, wt: Worktree) -> str | None:
-    """The newest value of the worktree's HEAD per its reflog (when its branch was deleted)."""
-    try:
-        with open(os.path.join(wt.admin, "logs", "HEAD"), "rb") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return None
-    for line in reversed(lines):
-        parts = line.split(b" ", 2)
-        if len(parts) >= 2 and re.fullmatch(rb"[0-9a-f]{40}|[0-9a-f]{64}", parts[1]):
-            return rev(repo, parts[1].decode())
+def head_names(wt: Worktree, tips: Mapping[str, str]) -> str | None:
+    """The commit the worktree's HEAD file names (a dream branch of its repository, or a
+    detached sha), as written: the caller resolves it once the objects are in."""
+    text = head_text(wt)
+    if text.startswith("ref: refs/heads/" + BRANCH_PREFIX):
+        return tips.get(text[len("ref: refs/heads/" + BRANCH_PREFIX):].strip())
+    return text if _HEX.fullmatch(text) else None
+
+
+def last_reflog_sha(wt: Worktree) -> str | None:
+    """The newest value of the worktree's HEAD per its reflog (as written, unresolved)."""
+    text = read_small(os.path.join(wt.admin, "logs", "HEAD"), tail=True) or ""
+    for line in reversed(text.splitlines()):
+        parts = line.split(" ", 2)
+        if len(parts) >= 2 and _HEX.fullmatch(parts[1]) and parts[1].strip("0"):
+            return parts[1]
     return None
 
 
@@ -364,18 +513,25 @@ def _rmtree(path: str) -> None:
         shutil.rmtree(path)
 
 
-def remove(repo: Repo, wt: Worktree, *, delete_branch: bool = True) -> None:
-    """Remove the worktree and its admin dir by hand (no git runs inside them), prune
-    git's bookkeeping, and drop the branch unless it is being left for the user."""
+def remove(repo: Repo, wt: Worktree, *, keep_repo: bool = False) -> None:
+    """Remove the worktree, its admin dir and the run's private repository by hand (no
+    git runs inside them). `keep_repo`: leave the repository (the agent's refs and
+    objects) for a person to inspect. A run made before private repositories (its
+    worktree in the memory's own git dir) gets git's bookkeeping pruned instead."""
     _rmtree(wt.path)
     _rmtree(wt.admin)
-    repo.git("worktree", "prune", check=False)
-    if delete_branch:
-        repo.git("update-ref", "-d", wt.ref, check=False)
+    if os.path.realpath(wt.repo) == os.path.realpath(repo.common_dir):
+        repo.git("worktree", "prune", check=False)
+        delete_ref(repo, wt.ref)
+    elif not keep_repo:
+        _rmtree(wt.repo)
 
 
 def leftover(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
     """The Worktree of an interrupted run. The admin dir is derived, not read from the
     (agent-writable) `.git` file: `create` checked git named it after the id."""
-    admin = os.path.join(os.path.realpath(repo.common_dir), "worktrees", dream_id)
-    return Worktree(dream_id, dirs.worktree(dream_id), admin, BRANCH_PREFIX + dream_id, base)
+    own = private_repo(dirs, dream_id)
+    if not os.path.isdir(own) and os.path.isdir(os.path.join(repo.common_dir, "worktrees", dream_id)):
+        own = repo.common_dir  # made by a version before private repositories
+    admin = os.path.join(os.path.realpath(own), "worktrees", dream_id)
+    return Worktree(dream_id, dirs.worktree(dream_id), admin, BRANCH_PREFIX + dream_id, base, own)
