@@ -56,3 +56,14 @@ def test_git_help_opens_the_installed_page(tmp_path: Path, cmd: str, title: str)
     proc = subprocess.run(["git", cmd, "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.lstrip().startswith(title)
+
+
+@pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
+def test_git_help_from_a_checkout_finds_man_through_the_man1_link(tmp_path: Path) -> None:
+    """With the checkout's bin/ on PATH, man looks in ../man/man1: a link to man/ itself."""
+    env = {**os.environ, "PATH": f"{ROOT / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin", "MANPAGER": "cat",
+           "PAGER": "cat", "MANWIDTH": "80"}
+    env.pop("MANPATH", None)
+    proc = subprocess.run(["git", "memory", "--help"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.lstrip().startswith("GIT-MEMORY(1)")
