@@ -8,7 +8,7 @@ from . import git, memfile
 from .edit import Outcome
 from .errors import MemfsError
 from .repo import Repo, describe_git_dir, locate, read_config
-from .writer import Change, WriteSession, head_sha
+from .writer import Change, WriteSession
 
 
 def seeds() -> dict[str, str]:
@@ -49,9 +49,10 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
     _configure(repo, agent_id, agent_name, remote)
     hooks_note = _install_hooks(repo) if install_hooks else ""
 
-    if head_sha(repo):
+    existing = repo.head()
+    if existing:
         return Outcome(f"Reinitialized existing memory repository in {top}{hooks_note}",
-                       extra={"path": top, "created": False, "commit": head_sha(repo)})
+                       extra={"path": top, "created": False, "commit": existing})
     with WriteSession(repo, tool="memory init") as session:
         changes = [Change(rel, text.encode()) for rel, text in seeds().items() if session.read(rel) is None]
         if not changes:

@@ -19,10 +19,6 @@ from __future__ import annotations
 
 import re
 
-TYPE_CHECKING = False  # keep `typing` off the hook's import path
-if TYPE_CHECKING:
-    from typing import Any
-
 ALLOWED_KEYS = ("description", "read_only", "limit")
 _NULLS = {"~", "null", "Null", "NULL"}
 _FALSY = {"false", "no", "off", "0", "", "null", "~"}
@@ -261,10 +257,6 @@ def render_file(mf: MemFile, *, description: str | None = None, body: str | None
     return render(mf.description if description is None else description,
                   mf.body if body is None else body, entries=mf.entries, eol=mf.eol)
 
-
-def as_dict(mf: MemFile) -> dict[str, Any]:
-    return {"description": mf.description, "read_only": mf.read_only,
-            "keys": [e.key for e in mf.entries]}
 
 
 def to_lf(body: str) -> tuple[str, bool]:

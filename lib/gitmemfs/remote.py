@@ -66,7 +66,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
         if created:
             shutil.rmtree(created, ignore_errors=True)
         raise
-    head = writer.head_sha(repo)
+    head = repo.head()
     branch = writer.status(repo)[1]
     where = f"{branch} at {head[:7]}" if head else f"empty repository, branch {branch}"
     return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}){note}",
@@ -140,7 +140,7 @@ def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
         settings["memory.agentId"] = letta_agent
     for key, value in settings.items():
         repo.git("config", "--local", key, value)
-    if writer.head_sha(repo) is None:
+    if repo.head() is None:
         _track_unborn(repo)
     repo.reload_config()
     note = hooks.install_for_init(repo)

@@ -98,8 +98,13 @@ class Repo:
     def is_memory_repo(self) -> bool:
         return self.cfg_bool("memory.repo") or os.path.isdir(os.path.join(self.root, "system"))
 
+    def head(self) -> str | None:
+        """HEAD's commit sha, or None on an unborn branch."""
+        res = self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
+        return (res.out.strip() or None) if res.code == 0 else None
+
     def has_head(self) -> bool:
-        return self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).code == 0
+        return self.head() is not None
 
     def author(self, env: Mapping[str, str] | None = None) -> Author | None:
         """The agent identity for commits, or None to use the user's own git identity."""

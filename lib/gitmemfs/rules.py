@@ -77,10 +77,6 @@ def is_markdown(path: str) -> bool:
     return path.lower().endswith(".md")
 
 
-def is_skill(path: str) -> bool:
-    return _strip_prefix(path).startswith("skills/")
-
-
 def in_scope(path: str, scope: str) -> bool:
     """Whether frontmatter rules apply: letta = system/ and reference/; all = every
     .md outside skills/. An optional leading `memory/` is tolerated (Letta layout)."""

@@ -63,7 +63,7 @@ def require(tool: str, args: dict[str, Any], *keys: str) -> None:
 
 def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta") -> Outcome:
     name, args = unwrap(parse_payload(payload))
-    if schema == "anthropic" or name in ("str_replace_based_edit_tool",):
+    if schema == "anthropic":
         return Anthropic(open_repo).call(args)
     if name == "memory_apply_patch" or (name is None and "command" not in args and "input" in args):
         return apply_patch_call(args, open_repo)

@@ -85,12 +85,12 @@ class WriteSession:
 
     # -- committing -------------------------------------------------------------------
 
-    def validate(self, changes: Sequence[Change]) -> None:
+    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None]) -> None:
         """Refuse changes that break the memory rules, before anything is written."""
         scope = check_scope(self.repo)
         problems = []
         for ch in changes:
-            problems += rules.check_change(ch.path, self.read(ch.path), ch.content, scope=scope)
+            problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope)
         if problems:
             listed = "; ".join(str(p) for p in problems)
             raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",
@@ -104,13 +104,15 @@ class WriteSession:
         changed files); `label` is the operation name used in messages.
         """
         label = label or f"Memory {op}"
-        changes = [ch for ch in changes if self.read(ch.path) != ch.content]
-        if not changes:
-            raise MemfsError(f"{label} made no effective changes; nothing was committed. "
-                             "The resulting content matched what was already on disk.")
-        self.validate(changes)
-        files = [ch.path for ch in changes]
+        no_effect = (f"{label} made no effective changes; nothing was committed. "
+                     "The resulting content matched what was already on disk.")
         olds = {ch.path: self.read(ch.path) for ch in changes}
+        changes = [ch for ch in changes if olds[ch.path] != ch.content]
+        if not changes:
+            raise MemfsError(no_effect)
+        olds = {ch.path: olds[ch.path] for ch in changes}
+        self.validate(changes, olds)
+        files = [ch.path for ch in changes]
         head = self.head
         _write_journal(self.repo, head, changes, olds)
         created_dirs: list[str] = []
@@ -129,11 +131,10 @@ class WriteSession:
             result = self.repo.git(*args, input=message, check=False)
             if result.code != 0:
                 if self.repo.git("diff", "--cached", "--quiet", "--", *literal(files),
-                                 check=False).code == 0 and head_sha(self.repo) == head:
-                    raise MemfsError(f"{label} made no effective changes; nothing was committed. "
-                                     "The resulting content matched what was already on disk.")
+                                 check=False).code == 0 and self.repo.head() == head:
+                    raise MemfsError(no_effect)
                 raise GitError(result.argv, result.code, result.raw, result.err_raw)
-            sha = head_sha(self.repo)
+            sha = self.repo.head()
         except BaseException as exc:
             restore(self.repo, olds, created_dirs)
             _clear_journal(self.repo)
@@ -166,11 +167,6 @@ def check_scope(repo: Repo) -> str:
         return rules.valid_scope(repo.cfg("memory.checkScope"))
     except ValueError as exc:
         raise MemfsError(str(exc) + "; fix it with git config memory.checkScope all") from None
-
-
-def head_sha(repo: Repo) -> str | None:
-    res = repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
-    return res.out.strip() or None if res.code == 0 else None
 
 
 # -- clean check ----------------------------------------------------------------------
@@ -337,7 +333,7 @@ def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[st
         _prune_empty(repo.root, folder)
     if olds:
         paths = literal(list(olds))
-        if head_sha(repo):
+        if repo.head():
             repo.git("reset", "-q", "--", *paths, check=False)
         else:
             repo.git("rm", "-q", "--cached", "--ignore-unmatch", "-r", "--", *paths, check=False)
@@ -408,7 +404,7 @@ def recover(repo: Repo) -> bool:
         _clear_journal(repo)
         return False
     _drop_stale_index_lock(repo)
-    if head_sha(repo) == record.get("head"):
+    if repo.head() == record.get("head"):
         olds: dict[str, bytes | None] = {}
         for rel, info in record.get("paths", {}).items():
             old = None if info.get("old") is None else base64.b64decode(info["old"])
