@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, git, head, memfile, memory, write
-from gitmemfs import check
+from gitmemfs.gate import check
 
 RO = "read_only: true"
 NO_FM = "missing frontmatter (must start with ---)"

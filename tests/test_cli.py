@@ -15,8 +15,8 @@ def test_edit_commands_import_only_what_they_run(mem: Path) -> None:
     code = ("import sys, runpy; sys.argv = ['git-memory'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('gitmemfs.cli.memory', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "heavy = ['sh', 'yaml', 'gitmemfs.compile', 'gitmemfs.remote', 'gitmemfs.dream', "
-            "'gitmemfs.patch', 'subprocess', 'dataclasses']\n"
+            "heavy = ['sh', 'yaml', 'gitmemfs.view', 'gitmemfs.remote', 'gitmemfs.dream', "
+            "'gitmemfs.edit.patch', 'subprocess', 'dataclasses']\n"
             "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code, "str_replace", "system/contacts.md", "Tom", "Thomas",
                            "-m", "lean"], cwd=mem, capture_output=True, text=True,
@@ -26,9 +26,9 @@ def test_edit_commands_import_only_what_they_run(mem: Path) -> None:
 
 
 def test_parser_constants_match_the_operations() -> None:
-    from gitmemfs import compile as compiler
-    from gitmemfs import toolcall
     from gitmemfs.cli import cmd_compile, cmd_edit
+    from gitmemfs.tools import toolcall
+    from gitmemfs.view import compile as compiler
 
     assert cmd_compile.COMPAT_MODES == tuple(compiler.COMPAT_MODES)
     assert cmd_edit.SCHEMAS == tuple(toolcall.SCHEMAS)

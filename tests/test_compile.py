@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
-from gitmemfs import redact
-from gitmemfs.collation import sort_key
-from gitmemfs.snapshot import _read_any, _read_plain, read_doc
+from gitmemfs.core import redact
+from gitmemfs.core.snapshot import _read_any, _read_plain, read_doc
+from gitmemfs.view.collation import sort_key
 
 FIXTURE = {
     "system/persona.md": memfile("Who I am", "I am a test agent.\nI keep notes.\n"),
@@ -505,8 +505,8 @@ def test_description_cache_end_to_end(repo: Path) -> None:
 
 
 def test_description_cache_is_used_and_checked(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitmemfs import compile as compiler
-    from gitmemfs import snapshot as snapshots
+    from gitmemfs.core import snapshot as snapshots
+    from gitmemfs.view import compile as compiler
 
     fill(repo, {"notes/a.md": memfile("Real description", "x\n")})
     monkeypatch.setattr(compiler, "CACHE_MIN_FILES", 1)
@@ -531,7 +531,7 @@ def test_description_cache_is_used_and_checked(repo: Path, monkeypatch: pytest.M
 
 def test_spooled_git_runs_keep_the_runner_contract(repo: Path) -> None:
     """run_light(spool=True) (temp files instead of pipes, for megabytes of output)."""
-    from gitmemfs import git as runner
+    from gitmemfs.core import git as runner
 
     oid = git("rev-parse", "HEAD:system/persona.md", cwd=repo).stdout.strip()
     res = runner.run_light(["cat-file", "--batch"], cwd=repo, input=oid + "\n", spool=True)

@@ -462,7 +462,7 @@ def test_agent_commits_run_the_repos_python_hooks_inside_the_sandbox(repo: Path)
     hooks = common_dir(repo) / "hooks"
     hooks.mkdir(exist_ok=True)
     (hooks / "pre-commit").write_text(
-        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(LIB)!r})\nfrom gitmemfs import check\n"
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(LIB)!r})\nfrom gitmemfs.gate import check\n"
         "report = check.staged('.', env=check.hook_env())\nprint('pre-commit hook ran', file=sys.stderr)\n"
         "for line in report.lines():\n    print(line, file=sys.stderr)\nsys.exit(0 if report.ok else 1)\n")
     (hooks / "post-commit").write_text("#!/bin/sh\necho post-commit hook ran >&2\n")

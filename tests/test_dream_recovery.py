@@ -124,7 +124,7 @@ DRIVER = """
 import json, sys
 sys.path.insert(0, {lib!r})
 from gitmemfs.dream import finalize, lifecycle
-from gitmemfs.repo import open_repo
+from gitmemfs.core.repo import open_repo
 
 def broken(self, *args, **kwargs):
     raise RuntimeError("injected failure in finalize")

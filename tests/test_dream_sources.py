@@ -9,7 +9,7 @@ import pytest
 
 from conftest import ROOT, commit_all, git, memfile, write
 from dreamkit import common_dir, dream, dream_json, landlock, log_of, no_runs
-from gitmemfs import snapshot
+from gitmemfs.core import snapshot
 from gitmemfs.dream import payload, sources
 
 SESSION = ROOT / "examples" / "session.jsonl"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmemfs import git, redact
-from gitmemfs.errors import EnvironmentProblem
+from gitmemfs.core import git, redact
+from gitmemfs.core.errors import EnvironmentProblem
 
 TOKEN = "sk-let-FAKE0123456789abcdefTOKEN"
 BASIC = base64.b64encode(f"letta:{TOKEN}".encode()).decode()
@@ -184,8 +184,8 @@ def test_sh_is_not_imported_by_the_light_path() -> None:
     import subprocess
     import sys
 
-    code = ("import sys; sys.path.insert(0, %r); import gitmemfs.git as g, gitmemfs.rules, "
-            "gitmemfs.memfile; g.run_light(['--version']); print('sh' in sys.modules, 'yaml' in sys.modules)")
+    code = ("import sys; sys.path.insert(0, %r); import gitmemfs.core.git as g, gitmemfs.core.rules, "
+            "gitmemfs.core.memfile; g.run_light(['--version']); print('sh' in sys.modules, 'yaml' in sys.modules)")
     lib = str(Path(__file__).resolve().parent.parent / "lib")
     out = subprocess.run([sys.executable, "-c", code % lib], capture_output=True, text=True, env=os.environ)
     assert out.stdout.strip() == "False False", out.stderr

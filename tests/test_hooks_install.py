@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from conftest import LIB, ROOT, git, head, memfile, memory, snapshot, write
 from gitmemfs import hookmain
+from gitmemfs.core import detach
+from gitmemfs.gate import hooks
 
 BAD = "no frontmatter\n"
 
@@ -212,7 +215,7 @@ def test_portable_githooks_via_core_hooks_path(repo: Path) -> None:
 def test_portable_script_boots_like_installed_hooks() -> None:
     text = (ROOT / "githooks" / "memfs-hook").read_text()
     assert "git-memfs-hook: portable" in text
-    assert hookmain.BOOT.replace("'", '"') in text
+    assert detach.BOOT.replace("'", '"') in text
     for name in ("pre-commit", "pre-merge-commit", "post-commit", "pre-receive", "update"):
         link = ROOT / "githooks" / name
         assert link.is_symlink() and os.readlink(link) == "memfs-hook"
@@ -244,10 +247,41 @@ def test_post_commit_runs_local_hook_with_and_without_a_mirror(repo: Path, tmp_p
 
 
 def test_post_commit_shortcut_knows_every_mirror_key() -> None:
-    from gitmemfs import mirror
+    from gitmemfs.remote import mirror
 
     for key in mirror.URL_KEYS:
         section, _, rest = key.partition(".")
         sub, _, name = rest.rpartition(".")
         canonical = ".".join(filter(None, [section.lower(), sub, name.lower()]))
-        assert canonical in hookmain.POST_COMMIT_KEYS
+        assert canonical in hooks.POST_COMMIT_KEYS
+
+
+def test_hooks_installed_by_the_first_release_still_guard_and_mirror(mem: Path, tmp_path: Path) -> None:
+    """Hooks written by 0.1.0 (before the package layout moved into subpackages) name
+    `gitmemfs.hookmain`, which stays put: such a repository keeps validating commits
+    and mirroring them without a reinstall."""
+    site = os.path.dirname(os.path.dirname(__import__("yaml").__file__))
+    for name in ("pre-commit", "post-commit"):
+        text = (ROOT / "tests/fixtures/hooks-0.1.0" / name).read_text()
+        hook = mem / ".git/hooks" / name
+        hook.write_text(text.replace("@PYTHON@", sys.executable).replace("@LIB@", f"{LIB}:{site}"))
+        hook.chmod(0o755)
+    info = json.loads(memory("hooks", "status", "--json", cwd=mem).stdout)
+    assert info["hooks"]["pre-commit"]["state"] == "installed", info
+
+    write(mem, "system/rules.md", memfile("Ground rules", "Share everything.\n", "read_only: true"))
+    before = snapshot(mem)
+    proc = git("commit", "-qam", "loosen the rules", cwd=mem, check=False)
+    assert proc.returncode == 1 and "system/rules.md: file is read_only and cannot be modified" in proc.stderr
+    assert snapshot(mem) == before
+
+    bare = tmp_path / "mirror.git"
+    git("init", "-q", "--bare", str(bare), cwd=tmp_path)
+    git("checkout", "--", "system/rules.md", cwd=mem)
+    git("config", "memory.mirrorUrl", str(bare), cwd=mem)
+    write(mem, "system/contacts.md", memfile("People I know", "Sarah: +1-555-0111\n"))
+    git("commit", "-qam", "Sarah's new number", cwd=mem)
+    deadline = time.monotonic() + 30
+    while git("rev-parse", "-q", "--verify", "refs/heads/main", cwd=bare, check=False).stdout.strip() != head(mem):
+        assert time.monotonic() < deadline, "the old post-commit hook never mirrored the commit"
+        time.sleep(0.05)

@@ -7,8 +7,8 @@ import string
 import pytest
 import yaml
 
-from gitmemfs import memfile
-from gitmemfs.memfile import FrontmatterError
+from gitmemfs.core import memfile
+from gitmemfs.core.memfile import FrontmatterError
 
 
 def test_parse_splits_frontmatter_and_keeps_body_exact() -> None:

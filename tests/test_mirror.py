@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 import pytest
 
 from conftest import git, head, memfile, memory, snapshot, write
-from gitmemfs import mirror
+from gitmemfs.remote import mirror
 
 
 def wait_for(what: Callable[[], object], timeout: float = 30.0) -> object:

@@ -512,7 +512,7 @@ def test_call_failure_returns_the_diagnostic(mem: Path) -> None:
 
 
 def test_busy_lock_exits_3_and_changes_nothing(mem: Path) -> None:
-    from gitmemfs.repo import open_repo
+    from gitmemfs.core.repo import open_repo
 
     before = snapshot(mem)
     with open_repo(str(mem)).lock():

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmemfs.patch_grammar import AddOp, DeleteOp, PatchError, UpdateOp, parse
+from gitmemfs.edit.patch.grammar import AddOp, DeleteOp, PatchError, UpdateOp, parse
 
 
 def P(*lines: str) -> str:

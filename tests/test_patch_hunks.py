@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from gitmemfs.patch_grammar import Hunk, PatchError, parse
-from gitmemfs.patch_hunks import HunkFailure, Lines, apply_hunks
+from gitmemfs.edit.patch.grammar import Hunk, PatchError, parse
+from gitmemfs.edit.patch.hunks import HunkFailure, Lines, apply_hunks
 
 FM = "---\ndescription: Notes\n---\n"
 

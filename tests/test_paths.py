@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmemfs import paths
-from gitmemfs.paths import PathError
+from gitmemfs.core import paths
+from gitmemfs.core.paths import PathError
 
 
 @pytest.fixture

@@ -9,11 +9,12 @@ import pytest
 from gitserver import TOKEN, GitServer, seed, server_fixture, token_env  # noqa: F401
 
 from conftest import git, memory
-from gitmemfs import auth, redact
-from gitmemfs import git as gitrun
-from gitmemfs.errors import UsageError
-from gitmemfs.git import GitError
-from gitmemfs.network import Network, RemoteError, classify
+from gitmemfs.core import git as gitrun
+from gitmemfs.core import redact
+from gitmemfs.core.errors import UsageError
+from gitmemfs.core.git import GitError
+from gitmemfs.remote import auth
+from gitmemfs.remote.network import Network, RemoteError, classify
 
 
 @pytest.fixture(autouse=True)

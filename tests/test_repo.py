@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from conftest import git, head, memory, snapshot
-from gitmemfs import init as init_mod
+from gitmemfs.admin import init as init_mod
 
 
 def test_memory_dir_precedence(repo: Path, tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_init_adopts_a_plain_repo_and_refuses_a_non_empty_folder(tmp_path: Path)
 
 
 def test_seed_files_pass_the_rules() -> None:
-    from gitmemfs import rules
+    from gitmemfs.core import rules
 
     for rel, text in init_mod.seeds().items():
         assert rules.check_change(rel, None, text.encode(), scope="all") == []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from gitmemfs import rules
+from gitmemfs.core import rules
 
 GOOD = b"---\ndescription: Fine\n---\nbody\n"
 RO = b"---\ndescription: Fixed\nread_only: true\n---\nbody\n"

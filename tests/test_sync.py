@@ -367,7 +367,7 @@ def test_human_output_puts_states_that_need_attention_on_stderr(server: GitServe
 
 
 def test_tracking_ref_follows_the_fetch_refspecs() -> None:
-    from gitmemfs.remote import tracking_ref
+    from gitmemfs.remote.sync import tracking_ref
 
     assert tracking_ref(["+refs/heads/*:refs/remotes/origin/*"], "refs/heads/main") == "refs/remotes/origin/main"
     assert tracking_ref(["^refs/heads/tmp/*", "refs/heads/main:refs/remotes/up/trunk"],

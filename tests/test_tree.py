@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, memfile, memory, write
-from gitmemfs import tree
+from gitmemfs.view import tree
 
 NOTES_2000 = [f"notes/topic-{i:04d}" for i in range(2000)]
 

@@ -1,5 +1,9 @@
 """What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`.
 
+A stable entry point: hooks installed by any version name `gitmemfs.hookmain`
+(see `core.detach.BOOT`), so this module stays here, at the top, imported by
+nothing else.
+
 Every commit pays for this module's imports, so it stays lean: no `sh`, no
 `typing`, no `dataclasses`, no `json`, and `yaml` only when a file's frontmatter
 needs it. The hook scripts (`hooks.script()`, `githooks/memfs-hook`) start it with
@@ -13,17 +17,10 @@ from __future__ import annotations
 import os
 import sys
 
-from . import check, git
-from .errors import MemfsError
-from .redact import redact
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.redact import redact
+from gitmemfs.gate import check
 
-# The one-liner the hook scripts hand to `python -I [-S] -c`; argv: PATHS HOOK SCRIPT ARGS...
-# PATHS is "LIB[:SITE...]": LIB (the folder holding gitmemfs) goes first on sys.path,
-# SITE folders (where PyYAML lives, for `-S`, which skips site.py) go last. An empty
-# LIB means "gitmemfs is installed": never put '' (the cwd) on sys.path.
-BOOT = ("import sys; lib, *site = sys.argv[1].split(':'); sys.path[:0] = [lib] if lib else []; "
-        "sys.path += site; from gitmemfs.hookmain import main; sys.exit(main(sys.argv[2:]))")
-LIB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = "Frontmatter validation failed:"  # upstream's wording; agents know it
 
 
@@ -33,7 +30,7 @@ def main(argv: list[str]) -> int:
         return 2
     hook, script, args = argv[0], argv[1], argv[2:]
     if hook == "mirror-push":  # the detached child of post-commit, not a git hook
-        from . import mirror
+        from gitmemfs.remote import mirror
         return mirror.background_push(args[0] if args else ".")
     handler = HANDLERS.get(hook)
     if handler is None:
@@ -68,23 +65,16 @@ def pre_commit(args: list[str], stdin: bytes | None) -> int:
 def post_commit(args: list[str], stdin: bytes | None) -> int:
     """Never fails the commit: it is already made."""
     try:
-        from . import mirror
+        from gitmemfs.remote import mirror
         mirror.after_commit(os.getcwd())
     except Exception as exc:  # noqa: BLE001 - a mirror problem must not disturb the commit
         sys.stderr.write(redact(f"git-memfs: mirror push not started: {exc}\n"))
     # A due dream starts detached (DESIGN §9.8): the commit never waits for it, and
     # maybe_launch never raises. The installed script only starts Python when a key
-    # of POST_COMMIT_KEYS is set, and dream.trigger is one of them.
-    from .dream import trigger
+    # of gate.hooks.POST_COMMIT_KEYS is set, and dream.trigger is one of them.
+    from gitmemfs.dream import trigger
     trigger.maybe_launch(os.getcwd())
     return 0
-
-
-# The settings post-commit acts on (git config names, canonical case: section and key
-# lower-case, subsection as written). With none of them set, the installed script
-# exits without starting Python (it runs <hook>.local itself), which keeps ~15 ms
-# off every commit.
-POST_COMMIT_KEYS = ("memory.mirrorurl", "letta.memoryRepository.url", "dream.trigger")
 
 
 def pre_receive(args: list[str], stdin: bytes | None) -> int:
@@ -150,11 +140,3 @@ def run_local(script: str, hook: str, args: list[str], stdin: bytes | None) -> i
         os.execv(local, argv)  # its exit status becomes the hook's
     import subprocess
     return subprocess.run(argv, input=stdin).returncode
-
-
-def spawn_detached(args: list[str], cwd: str) -> None:
-    """Start `python -I -c BOOT LIB ARGS...` fully detached (see detach.py), without
-    the hook's GIT_* repository variables."""
-    from . import detach
-
-    detach.spawn([sys.executable, "-I", "-c", BOOT, LIB, *args], cwd=cwd, env=git.environment(scrub=True))

@@ -5,13 +5,13 @@ import argparse
 import os
 from typing import Any
 
-from ..errors import UsageError
-from ..repo import locate
-from .common import Report
+from gitmemfs.cli.common import Report
+from gitmemfs.core.errors import UsageError
+from gitmemfs.core.repo import locate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .. import hooks
+    from gitmemfs.gate import hooks
 
 CHECK_DESCRIPTION = """\
 Validate memory files with the same rules as the pre-commit hook.
@@ -84,7 +84,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 # -- check ---------------------------------------------------------------------------------
 
 def do_check(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import check, hooks
+    from gitmemfs.gate import check, hooks
 
     # The repository the command runs in (a hook, the pre-commit framework, CI), not
     # the agent's memory that $MEMORY_DIR / $AGENT_ID point the edit commands at.
@@ -118,7 +118,7 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
 # -- hooks ---------------------------------------------------------------------------------
 
 def _hooks_place(ctx: Any) -> hooks.Place:
-    from .. import hooks
+    from gitmemfs.gate import hooks
 
     where = hooks.place(locate(ctx.memory_dir)[0])
     if not where.bare:
@@ -127,14 +127,14 @@ def _hooks_place(ctx: Any) -> hooks.Place:
 
 
 def do_hooks_install(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import hooks
+    from gitmemfs.gate import hooks
 
     done = hooks.install(_hooks_place(ctx), force=args.force)
     return Report(done.message(), done.as_dict())
 
 
 def do_hooks_status(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import hooks
+    from gitmemfs.gate import hooks
 
     info = hooks.status(_hooks_place(ctx))
     return Report(hooks.describe(info), info)
@@ -143,7 +143,8 @@ def do_hooks_status(args: argparse.Namespace, ctx: Any) -> Report:
 # -- mirror --------------------------------------------------------------------------------
 
 def do_mirror_set(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import hooks, mirror
+    from gitmemfs.gate import hooks
+    from gitmemfs.remote import mirror
 
     repo = ctx.repo()
     message = mirror.set_url(repo, args.url)
@@ -157,14 +158,14 @@ def do_mirror_set(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_mirror_unset(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import mirror
+    from gitmemfs.remote import mirror
 
     repo = ctx.repo()
     return Report(mirror.unset(repo), mirror.status(repo))
 
 
 def do_mirror_push(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import mirror
+    from gitmemfs.remote import mirror
 
     repo = ctx.repo()
     branch, output = mirror.push(repo)
@@ -174,7 +175,7 @@ def do_mirror_push(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_mirror_status(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import mirror
+    from gitmemfs.remote import mirror
 
     repo = ctx.repo()
     info = mirror.status(repo)

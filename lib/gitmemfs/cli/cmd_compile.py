@@ -10,12 +10,12 @@ import os
 import sys
 from typing import Any
 
-from ..redact import redact
-from .common import Report
+from gitmemfs.cli.common import Report
+from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .. import snapshot
+    from gitmemfs.core import snapshot
 
 # The operations are imported by the handlers, so `git memory str_replace` does not
 # pay for them; keep this in step with compile.COMPAT_MODES (tests check it).
@@ -99,8 +99,8 @@ def _no_gc() -> None:
 
 
 def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
-    from .. import compile as compiler
-    from .. import snapshot
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import compile as compiler
 
     _no_gc()
     repo = ctx.repo()
@@ -128,7 +128,8 @@ def _warn(docs: list[snapshot.Doc]) -> None:
 
 
 def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import snapshot, tree
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import tree
 
     _no_gc()
     repo = ctx.repo()
@@ -140,8 +141,9 @@ def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
 
 
 def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
-    from .. import compile as compiler
-    from .. import snapshot, tokens
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import compile as compiler
+    from gitmemfs.view import tokens
 
     _no_gc()
     repo = ctx.repo()

@@ -7,11 +7,12 @@ import stat
 import sys
 from typing import Any
 
-from ..errors import UsageError
+from gitmemfs.core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..edit import Editor, Outcome
+    from gitmemfs.core.outcome import Outcome
+    from gitmemfs.edit.editor import Editor
 
 # Operations are imported by the handlers: a command pays only for what it runs.
 SCHEMAS = ("letta", "anthropic")  # toolcall.SCHEMAS (tests check they agree)
@@ -97,7 +98,7 @@ def read_stdin_arg(value: str | None) -> str | None:
 
 
 def editor(ctx: Any) -> Editor:
-    from ..edit import Editor
+    from gitmemfs.edit.editor import Editor
 
     return Editor(ctx.repo())
 
@@ -128,7 +129,7 @@ def do_update_description(args: argparse.Namespace, ctx: Any) -> Outcome:
 
 
 def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
-    from ..toolcall import call
+    from gitmemfs.tools.toolcall import call
 
     ctx.json = True  # the tool-call interface always answers in JSON
     payload = read_stdin_arg(args.payload)

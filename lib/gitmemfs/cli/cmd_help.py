@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..errors import UsageError
-from .common import Report
+from gitmemfs.cli.common import Report
+from gitmemfs.core.errors import UsageError
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -22,9 +22,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def do_help(args: argparse.Namespace, ctx: Any) -> Report:
-    from .memory import build_parser  # the full parser, built on demand
-
-    parser = build_parser()
+    parser = ctx.parser  # the full parser, handed over by the console script
     if not args.topic:
         return Report(parser.format_help(), {"command": None})
     choices = _subcommands(parser)

@@ -6,7 +6,7 @@ from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..edit import Outcome
+    from gitmemfs.core.outcome import Outcome
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -24,7 +24,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def do_init(args: argparse.Namespace, ctx: Any) -> Outcome:
-    from ..init import init
+    from gitmemfs.admin.init import init
 
     return init(args.directory, memory_dir=ctx.memory_dir, agent_id=args.agent_id,
                 agent_name=args.agent_name, remote=args.remote)

@@ -5,8 +5,8 @@ import argparse
 import sys
 from typing import Any, Callable
 
-from ..errors import MemfsError
-from .common import print_text
+from gitmemfs.cli.common import print_text
+from gitmemfs.core.errors import MemfsError
 
 AUTH_NOTE = """\
 authentication: the token comes from $GIT_MEMORY_TOKEN (for a Letta agent's
@@ -71,19 +71,19 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
 
 
 def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
-    from .. import remote
+    from gitmemfs.remote.clone import clone
 
     url, directory = args.target, args.directory
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
-    return remote.clone(url, directory, letta_agent=args.letta_agent, memory_dir=ctx.memory_dir,
-                        auth_scheme=args.auth_scheme, notify=_notifier(ctx))
+    return clone(url, directory, letta_agent=args.letta_agent, memory_dir=ctx.memory_dir,
+                 auth_scheme=args.auth_scheme, notify=_notifier(ctx))
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
-    from .. import remote
+    from gitmemfs.remote.sync import sync
 
-    result = remote.sync(ctx.repo(), notify=_notifier(ctx))
+    result = sync(ctx.repo(), notify=_notifier(ctx))
     if result.code and not ctx.json:
         # A state that needs attention is an error line on stderr like any other
         # failure; --json keeps the whole state object on stdout.
@@ -92,6 +92,6 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
 
 
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
-    from .. import status
+    from gitmemfs.remote import status
 
     return status.status(ctx.repo())

@@ -4,12 +4,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..errors import UsageError
-from .cmd_edit import editor
+from gitmemfs.cli.cmd_edit import editor
+from gitmemfs.core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..edit import Outcome
+    from gitmemfs.core.outcome import Outcome
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

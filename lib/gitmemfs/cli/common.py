@@ -20,8 +20,8 @@ import re
 import sys
 from typing import Any, Callable, NoReturn, Sequence
 
-from ..errors import EXIT_FAILED, MemfsError, UsageError
-from ..redact import mask_secrets, redact, redact_obj
+from gitmemfs.core.errors import EXIT_FAILED, MemfsError, UsageError
+from gitmemfs.core.redact import mask_secrets, redact, redact_obj
 
 
 class Parser(argparse.ArgumentParser):

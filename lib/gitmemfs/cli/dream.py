@@ -6,9 +6,9 @@ import os
 import sys
 from typing import Any, Sequence
 
-from .. import __version__
-from ..repo import open_repo
-from .common import Parser, add_global_options, boundary, print_json, print_text
+from gitmemfs import __version__
+from gitmemfs.cli.common import Parser, add_global_options, boundary, print_json, print_text
+from gitmemfs.core.repo import open_repo
 
 DESCRIPTION = """\
 Run a dream pass over a memory repository: an agent command of your choice works on
@@ -87,18 +87,18 @@ def _main(argv: Sequence[str]) -> int:
     as_json = bool(args.json)
     repo = open_repo(args.memory_dir)
     if args.command == "list":
-        from ..dream import manage
+        from gitmemfs.dream import manage
         return _emit(manage.list_runs(repo, show_all=args.all), as_json)
     if args.command == "show":
-        from ..dream import manage
+        from gitmemfs.dream import manage
         return _emit(manage.show(repo, args.id), as_json)
     if args.command == "finish":
-        from ..dream import manage
+        from gitmemfs.dream import manage
         return _emit(manage.finish(repo, args.id, merge=args.merge), as_json)
     if args.command == "drop":
-        from ..dream import manage
+        from gitmemfs.dream import manage
         return _emit(manage.drop(repo, args.id), as_json)
-    from ..dream import lifecycle, runner, target
+    from gitmemfs.dream import lifecycle, runner, target
 
     if args.to is not None:
         target.resolve(args.to)  # usage errors before anything starts
@@ -115,8 +115,8 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
     """Check what can be checked now (settings, --from, --to, the sandbox, --auto's
     due-ness), then re-run this dream detached (own session, stdio redirected, no fds
     inherited) and report `started` with the usual keys."""
-    from ..dream import lifecycle, trigger
-    from ..dream.finalize import Result
+    from gitmemfs.dream import lifecycle, trigger
+    from gitmemfs.dream.finalize import Result
 
     if opts.auto:
         waiting = lifecycle.not_due(repo)

@@ -5,11 +5,11 @@ import argparse
 import sys
 from typing import Sequence
 
-from .. import __version__
-from ..errors import UsageError
-from ..repo import Repo, open_repo
-from . import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
-from .common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
+from gitmemfs import __version__
+from gitmemfs.cli import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
+from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
+from gitmemfs.core.errors import UsageError
+from gitmemfs.core.repo import Repo, open_repo
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
 MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
@@ -29,8 +29,9 @@ See git memory help COMMAND, or man git-memory."""
 class Context:
     """What handlers need besides their own arguments."""
 
-    def __init__(self, args: argparse.Namespace):
+    def __init__(self, args: argparse.Namespace, parser: argparse.ArgumentParser):
         self.args = args
+        self.parser = parser  # for `help`, which prints any command's help
         self.json: bool = bool(getattr(args, "json", False))
         self.quiet: bool = bool(getattr(args, "quiet", False))
         self.memory_dir: str | None = getattr(args, "memory_dir", None)
@@ -64,7 +65,7 @@ def _main(argv: Sequence[str]) -> int:
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
                          details={"usage": parser.format_usage().strip()})
-    ctx = Context(args)
+    ctx = Context(args, parser)
     return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet,
                 payload=args.command in PAYLOAD_COMMANDS)
 

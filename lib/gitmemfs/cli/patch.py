@@ -7,12 +7,13 @@ import stat
 import sys
 from typing import Sequence
 
-from .. import __version__, memfile
-from .. import patch as patch_engine
-from ..edit import Outcome
-from ..errors import UsageError
-from ..repo import open_repo
-from .common import Parser, add_global_options, boundary, emit
+from gitmemfs import __version__
+from gitmemfs.cli.common import Parser, add_global_options, boundary, emit
+from gitmemfs.core import memfile
+from gitmemfs.core.errors import UsageError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.repo import open_repo
+from gitmemfs.edit.patch import apply as patch_engine
 
 DESCRIPTION = """\
 Apply one patch in the apply_patch format (the memory_apply_patch tool's input)

@@ -21,10 +21,10 @@ import sys
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
-from .. import memfile
-from ..errors import MemfsError
-from ..repo import open_repo
-from ..writer import Change, WriteSession
+from gitmemfs.core import memfile
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.repo import open_repo
+from gitmemfs.core.writer import Change, WriteSession
 
 _BULLET = re.compile(r"^(\s*)([-*+])\s+(\S.*)$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

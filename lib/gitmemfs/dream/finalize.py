@@ -26,13 +26,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import check, git
-from ..errors import BusyError, MemfsError
-from ..repo import Repo
-from ..writer import WriteSession
-from . import worktree as wtmod
-from .runner import AgentRun
-from .state import KEPT_PREFIX
+from gitmemfs.core import git
+from gitmemfs.core.errors import BusyError, MemfsError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.writer import WriteSession
+from gitmemfs.dream import worktree as wtmod
+from gitmemfs.dream.runner import AgentRun
+from gitmemfs.dream.state import KEPT_PREFIX
+from gitmemfs.gate import check
 
 EXIT = {"merged": 0, "no_changes": 0, "pending": 0, "no_payload": 0, "not_due": 0, "started": 0,
         "failed": 1, "check_failed": 1, "not_merged": 1, "merge_conflict": 1, "dirty_uncommitted": 1,

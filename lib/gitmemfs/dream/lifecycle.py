@@ -22,14 +22,14 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .. import snapshot as snap
-from ..errors import EnvironmentProblem, MemfsError, UsageError
-from ..redact import redact
-from ..repo import FileLock, Repo
-from ..writer import WriteSession
-from . import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
-from . import worktree as wtmod
-from .finalize import Result
+from gitmemfs.core import snapshot as snap
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
+from gitmemfs.core.redact import redact
+from gitmemfs.core.repo import FileLock, Repo
+from gitmemfs.core.writer import WriteSession
+from gitmemfs.dream import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
+from gitmemfs.dream import worktree as wtmod
+from gitmemfs.dream.finalize import Result
 
 DEFAULT_TIMEOUT = 1500.0
 _OFF = ("0", "false", "off", "no")

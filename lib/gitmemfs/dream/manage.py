@@ -14,14 +14,14 @@ import os
 import shutil
 from typing import Any
 
-from ..edit import Outcome
-from ..errors import MemfsError
-from ..repo import Repo
-from . import finalize, state
-from . import worktree as wtmod
-from .finalize import Result
-from .lifecycle import Busy, DreamLock, busy_result, consume
-from .recovery import BRANCHES
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.repo import Repo
+from gitmemfs.dream import finalize, state
+from gitmemfs.dream import worktree as wtmod
+from gitmemfs.dream.finalize import Result
+from gitmemfs.dream.lifecycle import Busy, DreamLock, busy_result, consume
+from gitmemfs.dream.recovery import BRANCHES
 
 
 def kept_refs(repo: Repo) -> dict[str, str]:

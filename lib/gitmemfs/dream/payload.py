@@ -16,9 +16,9 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping, Sequence
 
-from .. import snapshot as snap
-from .. import tree
-from ..collation import sort_key
+from gitmemfs.core import snapshot as snap
+from gitmemfs.view import tree
+from gitmemfs.view.collation import sort_key
 
 SNAPSHOT_BUDGET = 40_000
 TRANSCRIPT_INLINE = 60_000

@@ -29,8 +29,8 @@ import re
 import shutil
 from typing import Iterable
 
-from .. import git
-from ..repo import Repo
+from gitmemfs.core import git
+from gitmemfs.core.repo import Repo
 
 # The quarantine's own commit-graph or multi-pack-index could lie about history;
 # when we read through its view, git ignores them.

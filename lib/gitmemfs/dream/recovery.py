@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from ..repo import Repo
-from . import finalize, quarantine, runner, state, target
-from . import worktree as wtmod
+from gitmemfs.core.repo import Repo
+from gitmemfs.dream import finalize, quarantine, runner, state, target
+from gitmemfs.dream import worktree as wtmod
 
 BRANCHES = "refs/heads/" + state.BRANCH_PREFIX
 

@@ -29,10 +29,10 @@ import time
 from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
-from .. import git
-from ..errors import UsageError
-from ..redact import redact
-from . import sandbox
+from gitmemfs.core import git
+from gitmemfs.core.errors import UsageError
+from gitmemfs.core.redact import redact
+from gitmemfs.dream import sandbox
 
 # Withheld from the agent unless named in dream.passEnv: the tokens our own remote
 # commands use (a confined agent must not be able to push around the dream's checks).

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
-from ..errors import MemfsError, UsageError
+from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPES = ("openhands", "transcript")
 ARGS_LIMIT = 300

@@ -12,10 +12,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from .. import memfile
-from ..errors import MemfsError, UsageError
-from ..repo import Repo
-from ..writer import Change, WriteSession
+from gitmemfs.core import memfile
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.writer import Change, WriteSession
 
 MANAGED = {True: "Repository guidance for coding agents, maintained by git dream.",
            False: "Document distilled by git dream."}

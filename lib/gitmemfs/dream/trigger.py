@@ -19,7 +19,7 @@ import sys
 import time
 from typing import Mapping, Sequence
 
-from .. import detach, git
+from gitmemfs.core import detach, git
 
 DEFAULT_EVERY = 25
 BACKOFF_BASE = 300.0

@@ -36,10 +36,10 @@ import tempfile
 from dataclasses import dataclass
 from typing import BinaryIO, Callable, Mapping
 
-from .. import git
-from ..errors import MemfsError
-from ..repo import Repo
-from .state import BRANCH_PREFIX, Dirs
+from gitmemfs.core import git
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.repo import Repo
+from gitmemfs.dream.state import BRANCH_PREFIX, Dirs
 
 _SAFE_GIT = ("-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false")
 # The checkout and the agent's git see bytes as committed: the dream decides "dirty"

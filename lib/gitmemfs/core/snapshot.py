@@ -16,9 +16,9 @@ import re
 import threading
 from typing import Iterable, NamedTuple
 
-from . import git, memfile, rules
-from .errors import MemfsError, UsageError
-from .memfile import Entry, FrontmatterError
+from gitmemfs.core import git, memfile, rules
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.memfile import Entry, FrontmatterError
 
 REGULAR_MODES = ("100644", "100755")
 _DESCRIPTION_LINE = re.compile(r"(?m)^[ \t]*description[ \t]*:[ \t]*(.*?)[ \t]*$")

@@ -1,4 +1,4 @@
-"""Remotes: `git memory clone` and `git memory sync` (DESIGN §6, §7).
+"""`git memory sync` (DESIGN §7).
 
 Every network call goes through `network.Network` (credentials from `auth`,
 transient failures retried). Sync runs under the writer lock, fetches first,
@@ -15,149 +15,20 @@ from __future__ import annotations
 import datetime
 import json
 import os
-import shutil
 import time
 from typing import Any, Callable, Mapping
 
-from . import auth as authmod
-from . import check, git, hooks, rules, writer
-from .edit import Outcome
-from .errors import MemfsError, UsageError
-from .network import Network, RemoteError
-from .redact import redact
-from .repo import Repo, agent_home, describe_git_dir, read_config
+from gitmemfs.core import git, rules, writer
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.redact import redact
+from gitmemfs.core.repo import Repo
+from gitmemfs.gate import check
+from gitmemfs.remote import auth as authmod
+from gitmemfs.remote.network import Network, RemoteError
 
 Notify = Callable[[str], None]
 SYNC_RECORD = "memory-sync.json"
 BACKUP_PREFIX = "refs/memory/backup/"
-
-# -- clone ------------------------------------------------------------------------------
-
-
-def clone(url: str | None, directory: str | None = None, *, letta_agent: str | None = None,
-          memory_dir: str | None = None, auth_scheme: str | None = None,
-          env: Mapping[str, str] | None = None, notify: Notify | None = None) -> Outcome:
-    """Clone a memory repository, mark it, install the hooks. A failed clone leaves
-    nothing behind; the token never touches the disk."""
-    if bool(url) == bool(letta_agent):
-        raise UsageError("git memory clone: give a URL or --letta-agent ID (not both)")
-    if letta_agent:
-        url = authmod.letta_url(letta_agent, env)
-    assert url is not None
-    url = authmod.check_url(url)
-    if auth_scheme is not None:
-        auth_scheme = authmod.valid_scheme(auth_scheme, "--auth-scheme")
-    dest = _destination(url, directory, memory_dir, letta_agent, env)
-    existed = _check_destination(dest)
-    scheme = auth_scheme or authmod.configured_scheme()
-    creds = authmod.for_remote(url, scheme, letta=True if letta_agent else None, env=env)
-    net = Network(url, creds, notify=notify)
-    created = _make_parent(dest)
-
-    def wipe() -> None:
-        _remove_contents(dest) if existed else shutil.rmtree(dest, ignore_errors=True)
-
-    try:
-        net.run(["clone", "-q", "--origin", "origin", "--", url, dest], cwd=os.path.dirname(dest),
-                label="git memory clone", timeout=git.CLONE_TIMEOUT, before_retry=wipe)
-        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent)
-    except BaseException:
-        wipe()
-        if created:
-            shutil.rmtree(created, ignore_errors=True)
-        raise
-    head = repo.head()
-    branch = writer.status(repo)[1]
-    where = f"{branch} at {head[:7]}" if head else f"empty repository, branch {branch}"
-    return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}){note}",
-                   extra={"path": repo.root, "url": redact(url), "branch": branch, "head": head,
-                          "retries": net.retries, "auth": creds.as_dict(), "letta_agent": letta_agent})
-
-
-def _destination(url: str, directory: str | None, memory_dir: str | None, letta_agent: str | None,
-                 env: Mapping[str, str] | None) -> str:
-    if directory:
-        return os.path.abspath(os.path.expanduser(directory))
-    if memory_dir:
-        return os.path.abspath(os.path.expanduser(memory_dir))
-    if letta_agent:
-        return agent_home(letta_agent, env)
-    name = url.rstrip("/")
-    if name.endswith("/.git"):
-        name = name[:-5]
-    name = name.replace(":", "/").rsplit("/", 1)[-1]
-    if name.endswith(".git"):
-        name = name[:-4]
-    if not name or name in (".", ".."):
-        raise UsageError(f"git memory clone: cannot name a directory after {redact(url)}; give DIR")
-    return os.path.abspath(name)
-
-
-def _check_destination(dest: str) -> bool:
-    """True if `dest` already exists (as an empty directory); refuse anything else."""
-    if not os.path.lexists(dest):
-        return False
-    if not os.path.isdir(dest) or os.path.islink(dest):
-        raise MemfsError(f"git memory clone: {dest} exists and is not a directory; choose another DIR")
-    if os.listdir(dest):
-        raise MemfsError(f"git memory clone: {dest} already exists and is not empty; choose another "
-                         "directory, or remove it first")
-    return True
-
-
-def _make_parent(dest: str) -> str | None:
-    """Create dest's parent folders; return the topmost one created (to undo), if any."""
-    parent = os.path.dirname(dest)
-    top = None
-    probe = parent
-    while not os.path.exists(probe):
-        top = probe
-        probe = os.path.dirname(probe)
-    os.makedirs(parent, exist_ok=True)
-    return top
-
-
-def _remove_contents(folder: str) -> None:
-    for name in os.listdir(folder) if os.path.isdir(folder) else []:
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
-
-
-def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
-                 letta_agent: str | None) -> tuple[Repo, str]:
-    found = describe_git_dir(dest)
-    if found is None:
-        raise MemfsError(f"git memory clone: git reported success but {dest} is not a repository")
-    top, git_dir, common = found
-    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
-    settings = {"memory.repo": "true"}
-    if auth_scheme:
-        settings["memory.authScheme"] = auth_scheme
-    if letta_agent:
-        settings["memory.agentId"] = letta_agent
-    for key, value in settings.items():
-        repo.git("config", "--local", key, value)
-    if repo.head() is None:
-        _track_unborn(repo)
-    repo.reload_config()
-    note = hooks.install_for_init(repo)
-    _save_record(repo, last_fetch=time.time())
-    return repo, note
-
-
-def _track_unborn(repo: Repo) -> None:
-    """An empty remote: start on `main`, tracking origin/main, so sync can push later."""
-    branch = writer.status(repo)[1] or "main"
-    if branch != "main" and not repo.cfg(f"branch.{branch}.remote"):
-        repo.git("symbolic-ref", "HEAD", "refs/heads/main")
-        branch = "main"
-    if not repo.cfg(f"branch.{branch}.remote"):
-        repo.git("config", "--local", f"branch.{branch}.remote", "origin")
-        repo.git("config", "--local", f"branch.{branch}.merge", f"refs/heads/{branch}")
-
 
 # -- sync -------------------------------------------------------------------------------
 
@@ -230,7 +101,7 @@ def sync(repo: Repo, *, env: Mapping[str, str] | None = None, notify: Notify | N
     with repo.lock():
         writer.recover(repo)
         result = _Sync(repo, env, notify).run()
-        _save_record(repo, last_sync={"state": result.state, "time": time.time(),
+        save_record(repo, last_sync={"state": result.state, "time": time.time(),
                                       "error": result.fields.get("error")})
     return result
 
@@ -323,7 +194,7 @@ class _Sync:
                          label="git memory sync: fetch")
         except RemoteError as exc:
             return self.result(FETCH_FAILED, f"{exc.message}. Nothing was changed.", error=exc.message)
-        _save_record(self.repo, last_fetch=time.time())
+        save_record(self.repo, last_fetch=time.time())
         return None
 
     def check_range(self, base: str | None) -> SyncResult | None:
@@ -522,7 +393,7 @@ def load_record(repo: Repo) -> dict[str, Any]:
         return {}
 
 
-def _save_record(repo: Repo, **updates: Any) -> None:
+def save_record(repo: Repo, **updates: Any) -> None:
     record = load_record(repo)
     record.update(updates)
     path = os.path.join(repo.common_dir, SYNC_RECORD)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import re
 
-from . import memfile
-from .memfile import Entry, FrontmatterError
+from gitmemfs.core import memfile
+from gitmemfs.core.memfile import Entry, FrontmatterError
 
 SCOPES = ("letta", "all")
 DEFAULT_SCOPE = "letta"

@@ -17,11 +17,12 @@ import os
 import re
 from typing import Any, Callable
 
-from . import memfile
-from .edit import AlreadyExists, Editor, InvalidLine, NotFound, OldStringAmbiguous, OldStringNotFound, Outcome
-from .errors import MemfsError, UsageError
-from .memfile import FrontmatterError
-from .repo import Repo
+from gitmemfs.core import memfile
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.memfile import FrontmatterError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.repo import Repo
+from gitmemfs.edit.editor import AlreadyExists, Editor, InvalidLine, NotFound, OldStringAmbiguous, OldStringNotFound
 
 SCHEMAS = ("letta", "anthropic")
 LETTA_COMMANDS = ("create", "str_replace", "insert", "delete", "rename", "update_description", "view")
@@ -99,7 +100,7 @@ def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome
 def apply_patch_call(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome:
     """Upstream's order: required keys, then 'reason', then 'input', then the repo."""
     require("memory_apply_patch", args, "reason", "input")
-    from . import patch  # the patch engine is only needed for this shape
+    from gitmemfs.edit.patch import apply as patch  # the patch engine is only needed for this shape
 
     reason, text = patch.check_args(args["reason"], args["input"])
     return patch.apply(open_repo(), text, reason)

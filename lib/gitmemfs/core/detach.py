@@ -9,10 +9,26 @@ Used by the post-commit mirror push and by `git dream --background` / `--auto`.
 from __future__ import annotations
 
 import os
+import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping, Sequence
+
+# The one-liner the hook scripts (and detached children) hand to `python -I [-S] -c`;
+# argv: PATHS HOOK SCRIPT ARGS... PATHS is "LIB[:SITE...]": LIB (the folder holding
+# gitmemfs) goes first on sys.path, SITE folders (where PyYAML lives, for `-S`, which
+# skips site.py) go last. An empty LIB means "gitmemfs is installed": never put ''
+# (the cwd) on sys.path. It names `gitmemfs.hookmain`, which must never move: hooks
+# installed by every earlier version run it.
+BOOT = ("import sys; lib, *site = sys.argv[1].split(':'); sys.path[:0] = [lib] if lib else []; "
+        "sys.path += site; from gitmemfs.hookmain import main; sys.exit(main(sys.argv[2:]))")
+LIB = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def spawn_entry(args: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> int:
+    """Start `python -I -c BOOT LIB ARGS...` (our hook entry point) detached."""
+    return spawn([sys.executable, "-I", "-c", BOOT, LIB, *args], cwd=cwd, env=env)
 
 
 def spawn(argv: Sequence[str], *, cwd: str, env: Mapping[str, str], log_path: str | None = None) -> int:

@@ -26,8 +26,8 @@ import select
 import signal
 import time
 
-from .errors import EnvironmentProblem, MemfsError
-from .redact import redact
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError
+from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import; the hooks import this module
 if TYPE_CHECKING:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import os
 
-from . import git, rules
-from .errors import MemfsError
+from gitmemfs.core import git, rules
+from gitmemfs.core.errors import MemfsError
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
     from typing import Iterable, Iterator, Sequence
 
-    from .rules import Problem
+    from gitmemfs.core.rules import Problem
 
 ZERO = ("0" * 40, "0" * 64)
 SUBMODULE = "160000"
@@ -165,7 +165,7 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
 
 def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
     """Every file of a tree as it stands (no history rules)."""
-    from .snapshot import parse_ls_tree  # not on the pre-commit path
+    from gitmemfs.core.snapshot import parse_ls_tree  # not on the pre-commit path
 
     res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", rev, "--"], cwd=cwd, env=env, check=False)
     if res.code != 0:

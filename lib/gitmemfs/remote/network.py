@@ -12,11 +12,11 @@ import re
 import time
 from typing import Callable, NamedTuple, Sequence
 
-from . import git
-from .auth import Auth, is_letta_url
-from .errors import MemfsError
-from .git import GitError
-from .redact import redact
+from gitmemfs.core import git
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.git import GitError
+from gitmemfs.core.redact import redact
+from gitmemfs.remote.auth import Auth, is_letta_url
 
 TRIES = 3
 BASE_DELAY = 0.5

@@ -27,9 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Union
 
-from . import paths
-from .errors import MemfsError
-from .paths import PathError
+from gitmemfs.core import paths
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.paths import PathError
 
 TOOL = "memory_apply_patch"
 BEGIN = "*** Begin Patch"

@@ -4,11 +4,11 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from . import git, memfile
-from .edit import Outcome
-from .errors import MemfsError
-from .repo import Repo, describe_git_dir, locate, read_config
-from .writer import Change, WriteSession
+from gitmemfs.core import git, memfile
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.repo import Repo, describe_git_dir, locate, read_config
+from gitmemfs.core.writer import Change, WriteSession
 
 
 def seeds() -> dict[str, str]:
@@ -89,7 +89,7 @@ def _configure(repo: Repo, agent_id: str | None, agent_name: str | None, remote:
 
 def _install_hooks(repo: Repo) -> str:
     try:
-        from . import hooks
+        from gitmemfs.gate import hooks
     except ImportError:  # hooks not built yet
         return ""
     return hooks.install_for_init(repo)

@@ -17,10 +17,10 @@ import os
 import zlib
 from typing import Sequence
 
-from . import memfile, rules
-from .errors import MemfsError
-from .git import GitError
-from .repo import Repo
+from gitmemfs.core import memfile, rules
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.git import GitError
+from gitmemfs.core.repo import Repo
 
 JOURNAL = "memory-journal.json"
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",

@@ -12,8 +12,8 @@ import os
 import time
 from typing import Mapping
 
-from . import git
-from .errors import BusyError, EnvironmentProblem
+from gitmemfs.core import git
+from gitmemfs.core.errors import BusyError, EnvironmentProblem
 
 LOCK_TIMEOUT = 10.0
 _TRUE = {"true", "yes", "on", "1"}

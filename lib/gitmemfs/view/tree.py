@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
-from .collation import sort_key
-from .snapshot import FileEntry, is_hidden
+from gitmemfs.core.snapshot import FileEntry, is_hidden
+from gitmemfs.view.collation import sort_key
 
 ROOT_LINE = "/memory/"
 SYSTEM = "system"
@@ -33,12 +33,13 @@ _LEADING_INT = re.compile(r"[+-]?\d+")
 
 
 class Node:
-    __slots__ = ("children", "is_file", "note")
+    __slots__ = ("children", "is_file", "note", "payload")
 
     def __init__(self) -> None:
         self.children: dict[str, Node] = {}
         self.is_file = False
         self.note: str | None = None  # shown after a file's name as " (note)" (the dream prompt's descriptions)
+        self.payload: int = -1  # from_paths: the file's index in its input (compile's external index)
 
 
 def from_labels(system_labels: Iterable[str], detached_labels: Iterable[str]) -> Node:
@@ -52,10 +53,24 @@ def from_labels(system_labels: Iterable[str], detached_labels: Iterable[str]) ->
 
 
 def from_paths(paths: Iterable[str]) -> Node:
-    """Real file paths (any extension), each shown under its own name."""
+    """Real file paths (any extension), each shown under its own name; each file
+    node's `payload` is its index in `paths`."""
     root = Node()
-    for path in paths:
-        _insert(root, path.split("/"), md=False)
+    folders: dict[str, Node] = {"": root}  # many files share a folder: walk it once
+    for index, path in enumerate(paths):
+        folder, _, name = path.rpartition("/")
+        node = folders.get(folder)
+        if node is None:
+            node = root
+            for part in folder.split("/"):
+                if part:
+                    node = node.children.get(part) or node.children.setdefault(part, Node())
+            folders[folder] = node
+        child = node.children.get(name)
+        if child is None:
+            child = node.children[name] = Node()
+        child.is_file = True
+        child.payload = index
     return root
 
 
@@ -126,15 +141,35 @@ def _count(node: Node) -> int:
     return total
 
 
-def _sorted(node: Node, limit: int) -> list[tuple[str, Node]]:
-    """The first `limit` children in display order (folders first)."""
+def _sorted(node: Node, limit: int | None) -> list[tuple[str, Node]]:
+    """The first `limit` children (all with None) in display order (folders first)."""
     items = node.children.items()
     key = lambda item: (item[1].is_file, sort_key(item[0]))
-    if len(items) > 4 * limit:
+    if limit is not None and len(items) > 4 * limit:
         import heapq
 
         return heapq.nsmallest(limit, items, key=key)
     return sorted(items, key=key)[:limit]
+
+
+def draw(node: Node, prefix: str = "", max_children: int | None = None) -> Iterator[tuple[str, Node | None]]:
+    """The box-drawing lines below `node`, depth first, folders before files, each
+    with the node it shows (None for a "… (k more entries)" line). The one tree
+    renderer: `render` caps it, compile's external index draws it whole."""
+    visible = _sorted(node, max_children)
+    hidden = len(node.children) - len(visible)
+    count = len(visible) + (1 if hidden > 0 else 0)
+    for index in range(count):
+        last = index == count - 1
+        branch = "└──" if last else "├──"
+        if index == len(visible):
+            yield f"{prefix}{branch} … ({hidden:,} more entries)", None
+            return
+        name, child = visible[index]
+        line = f"{prefix}{branch} {name}{'' if child.is_file else '/'}"
+        yield (line + f" ({child.note})" if child.note else line), child
+        if child.children:
+            yield from draw(child, prefix + ("    " if last else "│   "), max_children)
 
 
 def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_children: int = 50) -> Rendered:
@@ -147,33 +182,14 @@ def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_childr
     def fits(line: str) -> bool:
         return len(lines) + 1 <= max_lines and chars + 1 + _units(line) <= max_chars
 
-    def walk(node: Node, prefix: str) -> bool:
-        nonlocal chars
-        visible = _sorted(node, max_children)
-        hidden = len(node.children) - len(visible)
-        count = len(visible) + (1 if hidden > 0 else 0)
-        for index in range(count):
-            last = index == count - 1
-            branch = "└──" if last else "├──"
-            if index < len(visible):
-                name, child = visible[index]
-                line = f"{prefix}{branch} {name}{'' if child.is_file else '/'}"
-                if child.note:
-                    line += f" ({child.note})"
-            else:
-                child = None
-                line = f"{prefix}{branch} … ({hidden:,} more entries)"
-            if not fits(line):
-                return False
-            lines.append(line)
-            chars += 1 + _units(line)
-            if child is not None and child.children:
-                if not walk(child, prefix + ("    " if last else "│   ")):
-                    return False
-        return True
-
+    complete = True
+    for line, _ in draw(root, "", max_children):
+        if not fits(line):
+            complete = False
+            break
+        lines.append(line)
+        chars += 1 + _units(line)
     total = _count(root)
-    complete = walk(root, "")
     if not complete:
         while len(lines) > 1:
             shown = len(lines) - 1

@@ -11,9 +11,11 @@ import os
 import time
 from typing import Any
 
-from . import hooks, mirror, writer
-from .remote import conflicted_paths, counts, load_record, upstream_of
-from .repo import Repo
+from gitmemfs.core import writer
+from gitmemfs.core.repo import Repo
+from gitmemfs.gate import hooks
+from gitmemfs.remote import mirror
+from gitmemfs.remote.sync import conflicted_paths, counts, load_record, upstream_of
 
 
 class StatusReport:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compile import Projection
+from gitmemfs.view.compile import Projection
 
 ESTIMATOR = "ceil(UTF-8 bytes / 4)"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from .patch_grammar import EOF_MARK, TOOL, Hunk, PatchError
+from gitmemfs.edit.patch.grammar import EOF_MARK, TOOL, Hunk, PatchError
 
 CHUNK_PREVIEW = 2000
 FILE_PREVIEW = 4000

@@ -18,15 +18,15 @@ import os
 import re
 import time
 
-from . import git
-from .errors import MemfsError
-from .redact import redact
+from gitmemfs.core import git
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .repo import Repo
+    from gitmemfs.core.repo import Repo
 
 URL_KEYS = ("memory.mirrorUrl", "letta.memoryRepository.url")  # first set one wins
 TIMEOUT_KEY = "memory.mirrorTimeout"
@@ -93,8 +93,10 @@ def after_commit(cwd: str) -> bool:
     url, _ = _url(_config(common))
     if url is None:
         return False
-    from .hookmain import spawn_detached
-    spawn_detached(["mirror-push", "-", common], cwd=common)
+    from gitmemfs.core import detach
+
+    # Without the hook's GIT_* repository variables.
+    detach.spawn_entry(["mirror-push", "-", common], cwd=common, env=git.environment(scrub=True))
     return True
 
 
@@ -115,7 +117,7 @@ def background_push(common_dir: str) -> int:
     finally:
         # git push may leave helpers (git-remote-http, ssh) blocked on a dead server
         # after a timeout; they share this session's process group, so end them all
-        # (only when this process leads its own group, as spawn_detached arranges).
+        # (only when this process leads its own group, as detach.spawn arranges).
         if os.getpgid(0) == os.getpid():
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             try:
@@ -129,7 +131,7 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
                 lock_timeout: float | None = None) -> tuple[int, str]:
     """Push `branch` to `url` (never forced) under the mirror lock, and log it.
     Returns (exit code, redacted git output)."""
-    from .repo import FileLock
+    from gitmemfs.core.repo import FileLock
 
     lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir,
                     lock_timeout if lock_timeout is not None else timeout * 3)
@@ -147,7 +149,7 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
 
 
 def _push(common_dir: str, url: str, branch: str, timeout: float) -> tuple[int, str]:
-    from .network import stall_config
+    from gitmemfs.remote.network import stall_config
 
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
     config = [(f"remote.{REMOTE}.url", url), *stall_config(timeout)]
@@ -237,7 +239,7 @@ def status(repo: Repo) -> dict[str, Any]:
 def _push_running(common_dir: str) -> bool:
     """Whether a push holds the mirror lock (an entry without exit= and a free lock
     belongs to a push that was killed)."""
-    from .repo import FileLock
+    from gitmemfs.core.repo import FileLock
 
     lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir, 0)
     if lock.acquire(wait=False):
@@ -248,7 +250,7 @@ def _push_running(common_dir: str) -> bool:
 
 def _refuse_password(url: str) -> str | None:
     """Why a mirror URL cannot be used (it carries a password), or None."""
-    from .auth import has_password  # not on the post-commit path
+    from gitmemfs.remote.auth import has_password  # not on the post-commit path
 
     if not has_password(url):
         return None

@@ -14,8 +14,8 @@ import re
 from typing import Mapping
 from urllib.parse import urlsplit
 
-from . import git, redact
-from .errors import UsageError
+from gitmemfs.core import git, redact
+from gitmemfs.core.errors import UsageError
 
 BASIC_USER = "letta"          # upstream's Basic user name for Letta tokens
 SCHEMES = ("basic", "bearer")

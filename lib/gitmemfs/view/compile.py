@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
-from .collation import sort_key
-from .snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
+from gitmemfs.core.snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
+from gitmemfs.view import tree
+from gitmemfs.view.collation import sort_key
 
 MEMORY_DIR = "$MEMORY_DIR"
 REMINDER = "Reminder: <projection> contains the local path of the memory file projection."
@@ -181,38 +182,9 @@ def _system_tree(out: Projection, items: Sequence[tuple[str, Any]], payload) -> 
 
 
 def box_tree(paths: Sequence[str]) -> list[tuple[str, int]]:
-    """The lines of a box-drawing tree of `paths`, folders first, then files:
-    (text, i) where i is the index in `paths` of the file shown, -1 for a folder."""
-    root = _TreeNode()
-    folders: dict[str, _TreeNode] = {"": root}  # many files share a folder: walk it once
-    for index, path in enumerate(paths):
-        folder, _, name = path.rpartition("/")
-        node = folders.get(folder)
-        if node is None:
-            node = root
-            for part in folder.split("/"):
-                if part:
-                    node = node.children.setdefault(part, _TreeNode())
-            folders[folder] = node
-        if name:
-            node = node.children.setdefault(name, _TreeNode())
-        if node is not root:
-            node.payload = index
-    lines: list[tuple[str, int]] = []
-
-    def walk(node: _TreeNode, prefix: str) -> None:
-        entries = sorted(node.children.items(), key=lambda kv: (not kv[1].children, sort_key(kv[0])))
-        for position, (name, child) in enumerate(entries):
-            last = position == len(entries) - 1
-            branch = "└── " if last else "├── "
-            if child.children:
-                lines.append((f"{prefix}{branch}{name}/", -1))
-                walk(child, prefix + ("    " if last else "│   "))
-            else:
-                lines.append((f"{prefix}{branch}{name}", child.payload))
-
-    walk(root, "")
-    return lines
+    """The lines of the box-drawing tree of `paths` (tree.draw, uncapped): (text, i)
+    where i is the index in `paths` of the file shown, -1 for a folder."""
+    return [(line, node.payload) for line, node in tree.draw(tree.from_paths(paths))]  # type: ignore[union-attr]
 
 
 def _external_tree(out: Projection, layout: list[tuple[str, int]], docs: Sequence[Doc], top: str,

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import math
 import os
-from typing import Any
 
-from . import memfile, paths
-from .errors import MemfsError
-from .memfile import FrontmatterError, MemFile
-from .paths import PathError
-from .repo import Repo
-from .writer import Change, WriteSession
+from gitmemfs.core import memfile, paths
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.memfile import FrontmatterError, MemFile
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.paths import PathError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.writer import Change, WriteSession
 
 
 class NotFound(MemfsError):
@@ -43,25 +43,6 @@ class InvalidLine(MemfsError):
     def __init__(self, message: str, line_count: int):
         super().__init__(message)
         self.line_count = line_count
-
-
-class Outcome:
-    """What an edit did: the message for people, the commit and paths for --json."""
-
-    def __init__(self, message: str, commit: str | None = None, paths: list[str] | None = None,
-                 extra: dict[str, Any] | None = None):
-        self.message = message
-        self.commit = commit
-        self.paths = paths if paths is not None else []
-        self.extra = extra if extra is not None else {}
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"ok": True, "message": self.message}
-        if self.commit is not None:
-            out["commit"] = self.commit
-            out["paths"] = self.paths
-        out.update(self.extra)
-        return out
 
 
 def require_text(value: object, field_name: str, command: str) -> str:

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import os
 
-from . import memfile, paths, rules
-from .edit import Outcome, require_reason
-from .errors import MemfsError
-from .memfile import FrontmatterError
-from .patch_grammar import TOOL, AddOp, DeleteOp, Op, PatchError, UpdateOp, fail, parse
-from .patch_hunks import apply_hunks
-from .paths import PathError
-from .repo import Repo
-from .writer import Change, WriteSession
+from gitmemfs.core import memfile, paths, rules
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.memfile import FrontmatterError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.paths import PathError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.writer import Change, WriteSession
+from gitmemfs.edit.editor import require_reason
+from gitmemfs.edit.patch.grammar import TOOL, AddOp, DeleteOp, Op, PatchError, UpdateOp, fail, parse
+from gitmemfs.edit.patch.hunks import apply_hunks
 
 __all__ = ["apply", "check_args", "PatchError"]
 

@@ -1,0 +1,4 @@
+"""Setting a memory repository up.
+
+    init.py  git memory init: the repository, its seed files, its hooks
+"""

@@ -1,0 +1,14 @@
+"""The base every other package stands on; it imports nothing above it.
+
+    errors.py    the exception types and their exit codes
+    redact.py    masking secrets in every message, log line and JSON object
+    git.py       the one git runner (posix_spawn and sh transports, cat-file --batch)
+    detach.py    starting a process fully detached (mirror push, background dreams)
+    paths.py     memory-path normalisation and the jail
+    memfile.py   frontmatter parse and render
+    rules.py     the validator: pure functions over file bytes
+    snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
+    repo.py      finding and opening a memory repository, locks, identity
+    writer.py    the write path: lock, clean check, validate, write, commit, restore
+    outcome.py   what an operation returns
+"""

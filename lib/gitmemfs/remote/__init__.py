@@ -1,0 +1,9 @@
+"""Everything that talks to another repository.
+
+    auth.py     tokens and schemes, passed to git through the environment only
+    network.py  running network git with retries and clear failures
+    clone.py    git memory clone (and --letta-agent)
+    sync.py     git memory sync: fetch, then the state machine
+    status.py   git memory status
+    mirror.py   the post-commit mirror push and git memory mirror
+"""

@@ -1,0 +1,6 @@
+"""The agent-facing tool schemas: a tool call as JSON in, one JSON answer out.
+
+    toolcall.py  Letta's memory / memory_apply_patch tools and Anthropic's memory tool
+
+It sits above the operation packages because a tool schema spans several of them.
+"""

@@ -1,0 +1,7 @@
+"""What an agent or a person reads: projections of a committed tree.
+
+    compile.py    the system-prompt projection (and upstream's, --compat letta)
+    tree.py       the one box-drawing tree renderer, with upstream's caps
+    tokens.py     the projection's size
+    collation.py  the sort order upstream uses (ICU root collation)
+"""
