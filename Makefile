@@ -17,8 +17,9 @@ $(STAMP): setup.cfg pyproject.toml $(wildcard man/*.1)
 	mkdir -p $(VENV)/share/man/man1 && cp man/*.1 $(VENV)/share/man/man1/
 	touch $(STAMP)
 
+# In parallel (pytest-xdist); the import contract runs as tests/test_architecture.py.
 test: venv
-	PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q $(PYTEST_ARGS)
+	PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -n auto $(PYTEST_ARGS)
 
 demo: venv
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) examples/demo.py
@@ -30,7 +31,8 @@ man: venv
 	$(PY) tools/make_man.py
 
 lint: venv
-	$(PY) -m ruff check lib tests bench examples
+	$(PY) -m ruff check lib tests bench examples tools
+	$(VENV)/bin/lint-imports --no-logo
 
 install:
 	$(PYTHON) -m pip install --prefix '$(PREFIX)' .
