@@ -7,7 +7,7 @@ import stat
 import sys
 from typing import Any
 
-from gitmemfs.core.errors import UsageError
+from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -86,15 +86,28 @@ def _integer(text: str) -> int:
 def read_stdin_arg(value: str | None) -> str | None:
     """'-' reads stdin; None reads stdin only when it is a pipe or a file."""
     if value == "-":
-        return sys.stdin.read()
+        return _read_stdin()
     if value is None:
         try:
             mode = os.fstat(sys.stdin.fileno()).st_mode
         except (OSError, ValueError, AttributeError):
             return None
         if stat.S_ISFIFO(mode) or stat.S_ISREG(mode):
-            return sys.stdin.read()
+            return _read_stdin()
     return value
+
+
+def _read_stdin() -> str:
+    """stdin as UTF-8, refused with one clear line when it is not (UTF-16, NUL, bad bytes)."""
+    from gitmemfs.core.memfile import EncodingProblem, decode_strict
+
+    data = sys.stdin.buffer.read()
+    try:
+        text = decode_strict(data, "stdin")
+    except EncodingProblem as exc:
+        raise MemfsError(f"memory: {exc.args[0]} "
+                         "Nothing was changed.") from None
+    return text
 
 
 def editor(ctx: Any) -> Editor:

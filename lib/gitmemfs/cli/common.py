@@ -126,8 +126,21 @@ def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
     except BrokenPipeError:
         return EXIT_FAILED
     except Exception as exc:  # noqa: BLE001 - the one place that catches everything
-        err = MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)")
+        err = clean_os_error(exc) or MemfsError(
+            f"internal error: {type(exc).__name__}: {exc} (please report this bug)")
         return fail(err, as_json)
+
+
+def clean_os_error(exc: Exception) -> MemfsError | None:
+    """The system's refusals that reach the boundary (a name too long to open, a file
+    size limit, text that cannot be UTF-8) as one line with the next step."""
+    if isinstance(exc, UnicodeError) and "surrogates not allowed" in str(exc):
+        return MemfsError("input is not valid UTF-8 text (it holds a byte or a lone surrogate such "
+                          "as \\ud800 that UTF-8 cannot store); send UTF-8 text; nothing was changed")
+    from gitmemfs.core import oserrors
+
+    text = oserrors.describe(exc)
+    return MemfsError(f"{text}; {oserrors.next_step(exc)}") if text else None
 
 
 def emit(result: Any, *, as_json: bool, quiet: bool = False, payload: bool = False) -> int:

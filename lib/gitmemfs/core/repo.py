@@ -160,6 +160,21 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
     return repo
 
 
+def lock_timeout() -> float:
+    """Seconds to wait for the writer lock: $GIT_MEMORY_LOCK_TIMEOUT, else 10."""
+    raw = (os.environ.get("GIT_MEMORY_LOCK_TIMEOUT") or "").strip()
+    if not raw:
+        return LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):  # also refuses nan
+        raise EnvironmentProblem(f"GIT_MEMORY_LOCK_TIMEOUT must be a number of seconds (like 10), "
+                                 f"not {raw!r}; fix or unset it")
+    return value
+
+
 class FileLock:
     """An flock()-based lock that waits up to `timeout` seconds, then raises BusyError.
 
@@ -170,8 +185,7 @@ class FileLock:
     def __init__(self, path: str, root: str, timeout: float | None = None):
         self.path = path
         self.root = root
-        env_timeout = os.environ.get("GIT_MEMORY_LOCK_TIMEOUT")
-        self.timeout = timeout if timeout is not None else float(env_timeout or LOCK_TIMEOUT)
+        self.timeout = timeout if timeout is not None else lock_timeout()
         self.fd: int | None = None
 
     def acquire(self, *, wait: bool = True) -> bool:

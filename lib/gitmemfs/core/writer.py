@@ -12,13 +12,15 @@ writer undo the half-done work of one that was killed mid-edit.
 from __future__ import annotations
 
 import base64
+import errno
 import json
 import os
+import re
 import zlib
 from typing import Sequence
 
-from gitmemfs.core import memfile, rules
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core import memfile, oserrors, rules
+from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
 
@@ -114,7 +116,11 @@ class WriteSession:
         self.validate(changes, olds)
         files = [ch.path for ch in changes]
         head = self.head
-        _write_journal(self.repo, head, changes, olds)
+        try:
+            _write_journal(self.repo, head, changes, olds)
+        except OSError as exc:  # e.g. ENOSPC before anything was touched
+            _clear_journal(self.repo)
+            raise _os_refusal(self.tool, exc, self.repo.root) from None
         created_dirs: list[str] = []
         try:
             for ch in changes:
@@ -136,8 +142,22 @@ class WriteSession:
                 raise GitError(result.argv, result.code, result.raw, result.err_raw)
             sha = self.repo.head()
         except BaseException as exc:
-            restore(self.repo, olds, created_dirs)
+            try:
+                restore(self.repo, olds, created_dirs, strict=True)
+            except (OSError, GitError) as again:
+                # The journal stays: the next writer finishes the undo once it can write.
+                raise MemfsError(f"{self.tool}: the change failed ({oserrors.describe(exc, self.repo.root) or exc}) "
+                                 f"and could not be undone yet ({oserrors.describe(again, self.repo.root) or again}); "
+                                 f"{oserrors.next_step(again)}: the next git memory command restores it",
+                                 details={"restored": False}) from None
             _clear_journal(self.repo)
+            if oserrors.classify(exc):
+                raise _os_refusal(self.tool, exc, self.repo.root) from None
+            busy = _held_git_lock(exc)
+            if busy:
+                raise BusyError(f"{self.tool}: another git process holds {busy} in {self.repo.root}; "
+                                "nothing was changed; retry shortly (if no git is running there, "
+                                f"a crashed one left it: remove {busy})") from None
             if isinstance(exc, GitError):
                 raise MemfsError(f"{self.tool}: commit failed and the change was rolled back: "
                                  f"{_hook_text(exc)}", details={"git": exc.stderr}) from None
@@ -145,6 +165,22 @@ class WriteSession:
         _clear_journal(self.repo)
         self.head = sha
         return sha or ""
+
+
+_LOCK_EXISTS = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _held_git_lock(exc: BaseException) -> str | None:
+    """The lock file named when git failed because another git holds it (exit 3, busy)."""
+    match = _LOCK_EXISTS.search(getattr(exc, "stderr", "") or "") if isinstance(exc, GitError) else None
+    return match.group(1) if match else None
+
+
+def _os_refusal(tool: str, exc: BaseException, root: str) -> MemfsError:
+    """Disk full, read-only, name too long, …: one line, after everything was put back."""
+    if oserrors.classify(exc) is None:
+        return MemfsError(f"{tool}: {exc}; nothing was changed")
+    return MemfsError(f"{tool}: {oserrors.describe(exc, root)}; nothing was changed; {oserrors.next_step(exc)}")
 
 
 def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
@@ -320,23 +356,55 @@ def _prune_empty(root: str, folder: str) -> None:
         folder = os.path.dirname(folder)
 
 
-def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[str] = ()) -> None:
-    """Put every path back to its old bytes (or absence) and unstage it."""
+def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[str] = (), *,
+            strict: bool = False) -> None:
+    """Put every path back to its old bytes (or absence) and unstage it.
+
+    A path that already holds its old bytes is not rewritten: on a read-only folder
+    or a full disk that write would fail, and it changes nothing. With `strict`, a
+    failed unstage raises, so the caller keeps the journal instead of claiming
+    that nothing was changed."""
     for rel, old in olds.items():
         target = os.path.join(repo.root, *rel.split("/"))
         if old is None:
             if os.path.lexists(target) and not os.path.isdir(target):
                 _remove(repo.root, target)
-        else:
-            _write_atomic(repo, target, old)
+        elif _read_or_none(target) != old:
+            _put_back(repo, target, old)
     for folder in sorted(created_dirs, key=len, reverse=True):
         _prune_empty(repo.root, folder)
     if olds:
         paths = literal(list(olds))
         if repo.head():
-            repo.git("reset", "-q", "--", *paths, check=False)
+            res = repo.git("reset", "-q", "--", *paths, check=False)
         else:
-            repo.git("rm", "-q", "--cached", "--ignore-unmatch", "-r", "--", *paths, check=False)
+            res = repo.git("rm", "-q", "--cached", "--ignore-unmatch", "-r", "--", *paths, check=False)
+        if strict and res.code != 0 and repo.git("diff", "--cached", "--quiet", "--", *paths,
+                                                 check=False).code != 0:
+            raise GitError(res.argv, res.code, res.raw, res.err_raw)
+
+
+def _read_or_none(target: str) -> bytes | None:
+    try:
+        with open(target, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _put_back(repo: Repo, target: str, old: bytes) -> None:
+    """Write `old` over `target`; on a full disk, in place (truncating first frees the
+    blocks the new text took, which a second temp file could not get)."""
+    try:
+        _write_atomic(repo, target, old)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not os.path.isfile(target):
+            raise
+        with open(target, "r+b") as fh:
+            fh.truncate(0)
+            fh.write(old)
+            fh.flush()
+            os.fsync(fh.fileno())
 
 
 # -- crash journal -------------------------------------------------------------------------
@@ -367,25 +435,43 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
 
 
 def _clear_journal(repo: Repo) -> None:
-    try:
-        os.unlink(_journal_path(repo))
-    except FileNotFoundError:
-        pass
+    for path in (_journal_path(repo), _journal_path(repo) + ".tmp"):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _stale_lock_candidates(repo: Repo) -> list[str]:
+    """The lock files a killed `git add` / `git commit` can leave: index.lock, HEAD.lock
+    (per work tree), the branch's ref lock and packed-refs.lock (shared)."""
+    found = [os.path.join(repo.git_dir, "index.lock"), os.path.join(repo.git_dir, "HEAD.lock"),
+             os.path.join(repo.common_dir, "packed-refs.lock")]
+    heads = os.path.join(repo.common_dir, "refs", "heads")
+    for folder, _dirs, files in os.walk(heads):
+        found += [os.path.join(folder, name) for name in files if name.endswith(".lock")]
+    return found
 
 
 def _drop_stale_index_lock(repo: Repo) -> None:
-    """Remove an index.lock left by the dead writer's own `git commit`.
+    """Remove the git locks (index.lock, HEAD.lock, refs/heads/*.lock, packed-refs.lock)
+    left by the dead writer's own `git add` / `git commit`.
 
     The writer lock's descriptor is inherited by every git process a writer starts,
-    so holding that lock now proves they have all exited; an index.lock newer than
-    the journal can only be theirs.
+    so holding that lock now proves they have all exited; a lock file newer than
+    the journal can only be theirs. An older one belongs to some other git and is
+    left alone (the commit then reports it as busy, exit 3).
     """
-    lock = os.path.join(repo.git_dir, "index.lock")
     try:
-        if os.stat(lock).st_mtime >= os.stat(_journal_path(repo)).st_mtime:
-            os.unlink(lock)
+        since = os.stat(_journal_path(repo)).st_mtime
     except FileNotFoundError:
-        pass
+        return
+    for lock in _stale_lock_candidates(repo):
+        try:
+            if os.stat(lock).st_mtime >= since:
+                os.unlink(lock)
+        except FileNotFoundError:
+            pass
 
 
 def recover(repo: Repo) -> bool:
@@ -415,6 +501,11 @@ def recover(repo: Repo) -> bool:
                 current = None
             if _digest(current) in (info.get("new"), _digest(old)):
                 olds[rel] = old
-        restore(repo, olds)
+        try:
+            restore(repo, olds)
+        except OSError as exc:  # still full / read-only: keep the journal for the next try
+            raise MemfsError(f"memory: an interrupted edit could not be undone yet "
+                             f"({oserrors.describe(exc, repo.root) or exc}); {oserrors.next_step(exc)}; "
+                             "nothing was changed") from None
     _clear_journal(repo)
     return True
