@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 
 # errno -> (what happened, what to do next)
 _KNOWN: dict[int, tuple[str, str]] = {
@@ -22,29 +23,56 @@ _KNOWN: dict[int, tuple[str, str]] = {
 }
 # git's wording of the same errors: it appends strerror() to its own message.
 _BY_TEXT = {os.strerror(code): code for code in _KNOWN}
+_BY_TEXT["Out of diskspace"] = errno.ENOSPC  # git's write_or_die wording
 
 
-def classify(exc: BaseException) -> tuple[int, str] | None:
+# git lines that report a failed write without saying why ("couldn't write '…main.lock'").
+_WRITE_FAILED = re.compile(r"couldn't write|write error|unable to write|failed to write|short write"
+                           r"|could not write")
+_FULL_BELOW = 1 << 20  # bytes free: a failed write on a filesystem this full is "disk full"
+
+
+def classify(exc: BaseException, near: str = "") -> tuple[int, str] | None:
     """(errno, where) when `exc` is one of the refusals above, else None.
 
-    `where` is the file named by the error (or git's line that names it)."""
+    `where` is the file named by the error (or git's line that names it). `near` is a
+    folder on the filesystem git wrote to: when git says a write failed but not why,
+    and that filesystem is (nearly) full, it is a full disk."""
     if isinstance(exc, OSError) and exc.errno in _KNOWN:
         return exc.errno, str(exc.filename or "")
     stderr = getattr(exc, "stderr", None)
-    if isinstance(stderr, str) and stderr:
+    if not isinstance(stderr, str) or not stderr:
+        return None
+    for line in stderr.splitlines():
+        for text, code in _BY_TEXT.items():
+            if text in line:
+                return code, _where(line.replace(text, ""))
+    if near:
         for line in stderr.splitlines():
-            for text, code in _BY_TEXT.items():
-                if text in line:
-                    where = line.replace(text, "").strip(" :.;")
-                    for prefix in ("error:", "fatal:"):
-                        where = where.removeprefix(prefix).strip()
-                    return code, where
+            if _WRITE_FAILED.search(line) and _nearly_full(near):
+                quoted = re.search(r"'([^']+)'", line)
+                return errno.ENOSPC, quoted.group(1) if quoted else _where(line)
     return None
 
 
-def describe(exc: BaseException, root: str = "") -> str | None:
-    """'no space left on device (system/x.md); free some space and retry', or None."""
-    found = classify(exc)
+def _where(text: str) -> str:
+    text = text.strip(" :.;")
+    for prefix in ("error:", "fatal:"):
+        text = text.removeprefix(prefix).strip()
+    return text
+
+
+def _nearly_full(folder: str) -> bool:
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < _FULL_BELOW
+
+
+def describe(exc: BaseException, root: str = "", near: str = "") -> str | None:
+    """'no space left on device (system/x.md)', or None."""
+    found = classify(exc, near)
     if found is None:
         return None
     code, where = found
@@ -54,6 +82,6 @@ def describe(exc: BaseException, root: str = "") -> str | None:
     return f"{what} ({where})" if where else what
 
 
-def next_step(exc: BaseException) -> str:
-    found = classify(exc)
+def next_step(exc: BaseException, near: str = "") -> str:
+    found = classify(exc, near)
     return _KNOWN[found[0]][1] if found else "retry"

@@ -124,10 +124,13 @@ class WriteSession:
         created_dirs: list[str] = []
         try:
             for ch in changes:
-                if ch.content is None:
-                    _remove(self.repo.root, self.abspath(ch.path))
-                else:
-                    created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
+                try:
+                    if ch.content is None:
+                        _remove(self.repo.root, self.abspath(ch.path))
+                    else:
+                        created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
+                except OSError as exc:  # name the memory file, not our temp file
+                    raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
             self.repo.git("add", "-A", "--", *literal(files))
             message = commit_message(reason, op, paths or files)
             author = self.repo.author()
@@ -151,8 +154,8 @@ class WriteSession:
                                  f"{oserrors.next_step(again)}: the next git memory command restores it",
                                  details={"restored": False}) from None
             _clear_journal(self.repo)
-            if oserrors.classify(exc):
-                raise _os_refusal(self.tool, exc, self.repo.root) from None
+            if oserrors.classify(exc, self.repo.git_dir):
+                raise _os_refusal(self.tool, exc, self.repo.root, self.repo.git_dir) from None
             busy = _held_git_lock(exc)
             if busy:
                 raise BusyError(f"{self.tool}: another git process holds {busy} in {self.repo.root}; "
@@ -176,11 +179,12 @@ def _held_git_lock(exc: BaseException) -> str | None:
     return match.group(1) if match else None
 
 
-def _os_refusal(tool: str, exc: BaseException, root: str) -> MemfsError:
+def _os_refusal(tool: str, exc: BaseException, root: str, near: str = "") -> MemfsError:
     """Disk full, read-only, name too long, …: one line, after everything was put back."""
-    if oserrors.classify(exc) is None:
+    if oserrors.classify(exc, near) is None:
         return MemfsError(f"{tool}: {exc}; nothing was changed")
-    return MemfsError(f"{tool}: {oserrors.describe(exc, root)}; nothing was changed; {oserrors.next_step(exc)}")
+    return MemfsError(f"{tool}: {oserrors.describe(exc, root, near)}; nothing was changed; "
+                      f"{oserrors.next_step(exc, near)}")
 
 
 def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
