@@ -161,7 +161,8 @@ def test_recovery_leaves_unchanged_paths_alone(read_only_system: Path) -> None:
     """A writer killed right after writing its journal (before touching any file) names a
     file in the read-only folder; the next edit, elsewhere, must not try to rewrite it."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "lib"))
-    from gitmemfs.core import repo as repo_mod, writer
+    from gitmemfs.core import repo as repo_mod
+    from gitmemfs.core import writer
 
     repo = read_only_system
     opened = repo_mod.open_repo(str(repo))
@@ -214,7 +215,8 @@ def test_permission_denied_under_landlock(mem: Path) -> None:
 
 
 @pytest.mark.parametrize("argv,stdin,expect", [
-    (["create", "notes/" + "x" * 300 + ".md", "body", "-d", "d", "-m", "m"], None, "error: memory: file name too long (notes/xxx"),
+    (["create", "notes/" + "x" * 300 + ".md", "body", "-d", "d", "-m", "m"], None,
+     "error: memory: file name too long (notes/xxx"),
     (["create", "notes/b.md", "-", "-d", "d", "-m", "m"], b"ab\xff\xfecd\n",
      "error: memory: File is not valid UTF-8 text: stdin. The file contains bytes that cannot be decoded"),
     (["create", "notes/b.md", "-", "-d", "d", "-m", "m"], "hello\n".encode("utf-16"),
