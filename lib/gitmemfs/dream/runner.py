@@ -32,7 +32,7 @@ from typing import IO, Callable, Mapping, Sequence
 from gitmemfs.core import git
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.redact import redact
-from gitmemfs.dream import sandbox
+from gitmemfs.dream import pidns, sandbox
 
 # Withheld from the agent unless named in dream.passEnv: the tokens our own remote
 # commands use (a confined agent must not be able to push around the dream's checks).
@@ -224,6 +224,17 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
                                      status_fd=status_w, command=argv, write_files=sandbox_plan.write_files,
                                      deny_chmod=sandbox_plan.deny_chmod)
+    # Its own PID namespace and /proc: our environ (and our parent git's) holds the
+    # withheld tokens for life, and must not be readable from /proc/<pid>/environ.
+    # Only when there is something to hide: in a namespace the agent's pids are not ours,
+    # and its first process ignores SIGTERM (pid 1), so a stop takes the grace period.
+    withheld = [k for k in SECRET_ENV if os.environ.get(k) and k not in env]
+    if withheld:
+        argv, why = pidns.wrap(argv)
+        if why:
+            log.progress(f"the agent shares our process namespace ({why}); withheld "
+                         f"{', '.join(withheld)} stay readable in /proc/<pid>/environ of git dream "
+                         "and its parent")
     out_r, out_w = os.pipe()
     started = time.monotonic()
     result = AgentRun()
@@ -300,6 +311,8 @@ def _read_status(fd: int) -> str:
             if not chunk:
                 break
             data += chunk
+            if data.endswith(b"\n"):  # one line; a PID namespace's unshare keeps the pipe open
+                break
     finally:
         os.close(fd)
     return data.decode("utf-8", "replace").strip()
