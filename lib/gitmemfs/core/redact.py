@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 MASK = "<redacted>"
+# scheme:// user ':' password '@' (shared with remote.auth.has_password).
+URL_PASSWORD = r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@:]*:(?!\d*(?:/|$|\s))\S*@"
 
 _secrets: set[str] = set()
 
@@ -35,10 +37,11 @@ _RULES: list[tuple[str, str, tuple[str, ...]]] = [
     (r"\b(github_pat_)[A-Za-z0-9_]{16,}", r"\1" + MASK, ("github_pat_",)),
     (r"\b(glpat-)[A-Za-z0-9_-]{16,}", r"\1" + MASK, ("glpat-",)),
     # URL userinfo with a password: scheme://user:pass@host -> scheme://<redacted>@host.
-    # Greedy up to the last '@' before the path so passwords containing '@' or ':' are
-    # covered. A bare user (ssh://git@host) is no secret; a token used as the user
+    # The password may hold any printable character (' ? # @ : / …): everything up to
+    # the last '@' of the URL's whitespace-free run is masked. host:PORT/path@x is not
+    # a password. A bare user (ssh://git@host) is no secret; a token used as the user
     # name (https://ghp_…@host) is caught by the token patterns.
-    (r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s?#'\"`:]*:[^/\s?#'\"`]*@", r"\1" + MASK + "@", ("://",)),
+    (URL_PASSWORD, r"\1" + MASK + "@", ("://",)),
 ]
 _PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = []
 
@@ -62,6 +65,11 @@ def register_secret(value: str | None, *, basic_user: str | None = None) -> None
         import base64  # not needed on the hook path
 
         _secrets.add(base64.b64encode(f"{basic_user}:{value}".encode()).decode())
+
+
+def url_has_password(url: str) -> bool:
+    """Whether `url` carries a password by our rule (any character, up to the last '@')."""
+    return re.match(URL_PASSWORD, url.strip()) is not None
 
 
 def forget_secrets() -> None:

@@ -133,6 +133,11 @@ def has_password(url: str) -> bool:
     """Whether a URL carries a password (scheme://user:password@host/…)."""
     if "://" not in url:
         return False
+    from gitmemfs.core.redact import url_has_password
+
+    # Our rule as well as urllib's: a raw ' ? # / in the password hides it from urlsplit.
+    if url_has_password(url):
+        return True
     try:
         return urlsplit(url.strip()).password is not None
     except ValueError:
@@ -150,11 +155,14 @@ def check_url(url: str) -> str:
     if any(ord(ch) < 32 or ch == "\x7f" for ch in url):
         raise UsageError("the remote URL contains control characters")
     if "://" in url:
+        if has_password(url):  # before urlsplit, which rejects a raw '[' in a password
+            raise UsageError(f"the URL {redact.redact(url)} carries a password; remove it and put the token in "
+                             f"${TOKEN_VAR} instead, so it never lands in .git/config")
         try:
             parts = urlsplit(url)
         except ValueError:
             raise UsageError("the remote URL is not valid; check it") from None
-        if parts.password is not None:
+        if parts.password is not None or has_password(url):
             raise UsageError(f"the URL {redact.redact(url)} carries a password; remove it and put the token in "
                              f"${TOKEN_VAR} instead, so it never lands in .git/config")
     return url
