@@ -202,6 +202,13 @@ _ARCHES = {
                              "removexattrat": 466},
                 {"ioctl": 29, "io_uring_setup": 425}),
 }
+# Setting explicit timestamps (touch -d, os.utime with times): (syscall, index of the
+# times argument). Landlock has no right for it. A NULL times argument ("now", what a
+# plain `touch` and every write do) stays allowed, so agents can still touch files.
+_UTIME = {"x86_64": ((132, 1), (235, 1), (261, 2), (280, 2)),   # utime utimes futimesat utimensat
+          "aarch64": ((88, 2),)}                                 # utimensat
+_UTIME["arm64"] = _UTIME["aarch64"]
+_UTIME["amd64"] = _UTIME["x86_64"]
 _ARCHES["arm64"] = _ARCHES["aarch64"]
 _ARCHES["amd64"] = _ARCHES["x86_64"]
 # FS_IOC_SETFLAGS (long and int argument) and FS_IOC_FSSETXATTR: chattr +i and friends.
@@ -222,6 +229,12 @@ def chmod_filter(machine: str | None = None) -> list[tuple[int, int, int, int]]:
     ]
     if arch == _ARCHES["x86_64"][0]:
         code.append((_JGE_K, "enosys", 0, _X32_BIT))  # x32 system calls
+    for nr, arg in _UTIME.get((machine or platform.machine()).lower(), ()):
+        code += [(_JEQ_K, 0, 4, nr),                # not this call: skip its four checks
+                 (_LD_W_ABS, 0, 0, 16 + 8 * arg),   # times pointer, low half
+                 (_JEQ_K, 0, "eperm", 0),
+                 (_LD_W_ABS, 0, 0, 20 + 8 * arg),   # high half
+                 (_JEQ_K, "allow", "eperm", 0)]     # NULL ("now") is allowed
     code += [(_JEQ_K, "eperm", 0, nr) for nr in sorted(denied.values())]
     code += [(_JEQ_K, "enosys", 0, special["io_uring_setup"]),
              (_JEQ_K, 0, "allow", special["ioctl"]),
@@ -269,6 +282,20 @@ def self_test_chmod(probe: str) -> None:
         raise SandboxError(f"sandbox self-test: chmod {probe} failed with "
                            f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EPERM") from None
     raise SandboxError("sandbox self-test failed: chmod still works after the seccomp filter was installed")
+
+
+def self_test_utime(probe: str) -> None:
+    """Setting `probe`'s timestamps to what they already are must fail with EPERM."""
+    st = os.stat(probe)
+    try:
+        os.utime(probe, ns=(st.st_atime_ns, st.st_mtime_ns))
+    except PermissionError:
+        return
+    except OSError as exc:
+        raise SandboxError(f"sandbox self-test: utime {probe} failed with "
+                           f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EPERM") from None
+    raise SandboxError("sandbox self-test failed: setting timestamps still works after the seccomp filter "
+                       "was installed")
 
 
 def self_test(probe: str) -> None:
@@ -345,6 +372,8 @@ def main(argv: list[str]) -> int:
             self_test(probe)
             if no_chmod:
                 self_test_chmod(probe)
+                if platform.machine().lower() in _UTIME:
+                    self_test_utime(probe)
     except SandboxError as exc:
         report(f"error: {exc}")
         return 125
