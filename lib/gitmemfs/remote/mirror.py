@@ -24,7 +24,7 @@ from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Callable
 
     from gitmemfs.core.repo import Repo
 
@@ -108,7 +108,7 @@ def background_push(common_dir: str) -> int:
         cfg = _config(common_dir)
         url, _ = _url(cfg)
         if url is not None:
-            push_logged(common_dir, url, BRANCH, _timeout(cfg))
+            catch_up_push(common_dir, url, BRANCH, _timeout(cfg))
     except Exception as exc:  # noqa: BLE001 - nobody is watching: the log is the only witness
         try:
             _append(common_dir, f"\n--- {_now()} (none) on {BRANCH} ---\nerror: {exc}\nexit=1\n")
@@ -127,6 +127,41 @@ def background_push(common_dir: str) -> int:
     return 0
 
 
+PENDING_NAME = "memory-mirror.pending"
+CATCH_UP_ROUNDS = 5
+
+
+def catch_up_push(common_dir: str, url: str, branch: str, timeout: float) -> None:
+    """The post-commit push. If another push holds the mirror lock, leave a note and
+    go: that push runs again when it finishes, and pushes this commit too (it says so in
+    the log, and so in `mirror status`). Commits made during a push are never left
+    behind, and pushes never queue up behind a dead server."""
+    from gitmemfs.core.repo import FileLock
+
+    pending = os.path.join(common_dir, PENDING_NAME)
+    with open(pending, "a", encoding="utf-8"):
+        pass
+    lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir, 0)
+    note = ""
+    rounds = 0
+    # A note left just before the holder let go is seen by the holder's last look after
+    # releasing, so no commit waits for the next one.
+    while rounds < CATCH_UP_ROUNDS and os.path.exists(pending):
+        if not lock.acquire(wait=False):
+            return  # the holder pushes again when it finishes
+        try:
+            while rounds < CATCH_UP_ROUNDS:
+                try:
+                    os.unlink(pending)
+                except FileNotFoundError:
+                    break  # nothing new since the last round
+                _push_locked(common_dir, url, branch, timeout, note)
+                note = "catching up: commits made while the previous push ran\n"
+                rounds += 1
+        finally:
+            lock.release()
+
+
 def push_logged(common_dir: str, url: str, branch: str, timeout: float,
                 lock_timeout: float | None = None) -> tuple[int, str]:
     """Push `branch` to `url` (never forced) under the mirror lock, and log it.
@@ -136,30 +171,52 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
     lock = FileLock(os.path.join(common_dir, LOCK_NAME), common_dir,
                     lock_timeout if lock_timeout is not None else timeout * 3)
     with lock:  # BusyError when a stuck push holds it for too long
-        refused = _refuse_password(url)
-        if refused:
-            _append(common_dir, f"\n--- {_now()} (none) on {branch} ---\nerror: {refused}\nexit=1\n")
-            return 1, refused
-        sha = git.run_light(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
-                            cwd=common_dir, check=False, scrub=True).out.strip()
-        _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n")
-        code, output = _push(common_dir, url, branch, timeout)
-        _append(common_dir, (output + "\n" if output else "") + f"exit={code}\n")
+        return _push_locked(common_dir, url, branch, timeout)
+
+
+def _push_locked(common_dir: str, url: str, branch: str, timeout: float, note: str = "") -> tuple[int, str]:
+    refused = _refuse_password(url)
+    if refused:
+        _append(common_dir, f"\n--- {_now()} (none) on {branch} ---\nerror: {refused}\nexit=1\n")
+        return 1, refused
+    sha = git.run_light(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
+                        cwd=common_dir, check=False, scrub=True).out.strip()
+    _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n{note}")
+    code, output = _push(common_dir, url, branch, timeout,
+                         notify=lambda line: _append(common_dir, line + "\n"))
+    _append(common_dir, (output + "\n" if output else "") + f"exit={code}\n")
     return code, output
 
 
-def _push(common_dir: str, url: str, branch: str, timeout: float) -> tuple[int, str]:
-    from gitmemfs.remote.network import stall_config
+def _push(common_dir: str, url: str, branch: str, timeout: float,
+          notify: Callable[[str], None] | None = None) -> tuple[int, str]:
+    """git push, with the retry loop clone and sync use (remote.network): a transient
+    failure (502/520, a reset, a timeout) is tried again, up to network.TRIES times."""
+    from gitmemfs.remote import network
 
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
-    config = [(f"remote.{REMOTE}.url", url), *stall_config(timeout)]
-    try:
-        res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
-                            session=True, env=git.ssh_default(common_dir))
-    except git.GitError as exc:
-        return 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
-    text = redact((res.err + res.out).strip())
-    return res.code, "\n".join(ln for ln in text.splitlines() if ln.strip())
+    config = [(f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
+    for attempt in range(1, network.TRIES + 1):
+        try:
+            res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                                session=True, env=git.ssh_default(common_dir))
+        except git.GitError as exc:
+            err = exc
+            code, text = 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
+        else:
+            text = redact((res.err + res.out).strip())
+            text = "\n".join(ln for ln in text.splitlines() if ln.strip())
+            if res.code == 0:
+                return 0, text
+            code, err = res.code, git.GitError(res.argv, res.code, res.raw, res.err_raw)
+        if network.classify(err).kind != "transient" or attempt == network.TRIES:
+            return code, text
+        delay = network.BASE_DELAY * 2 ** (attempt - 1)
+        if notify is not None:
+            last = text.splitlines()[-1] if text else f"exit {code}"
+            notify(f"transient failure (try {attempt}/{network.TRIES}: {last}); retrying in {delay:g}s")
+        time.sleep(delay)
+    return code, text  # pragma: no cover - the loop always returns
 
 
 def _now() -> str:
