@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from gitmemfs.core.rules import Problem
 
 ZERO = ("0" * 40, "0" * 64)
+# A replace ref makes other gits show a substitute for an object; memory has no use for one.
+REPLACE_REFUSED = ("replacement refs are refused: git-memfs judges objects as stored "
+                   "(push the commits themselves, not refs/replace/*)")
 SUBMODULE = "160000"
 
 class Change:
@@ -233,6 +236,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     """
     news = []
     moves = []
+    refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
+               if ref.startswith("refs/replace/") and new not in ZERO]
     for old, new, _ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
@@ -240,9 +245,10 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         if old not in ZERO and _is_commit(cwd, old, env):
             moves.append((old, new))
     if not news:
-        return Report("push", [], 0, 0)
+        return Report("push", refused, 0, 0)
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
     report.mode = "push"
+    report.problems[:0] = refused
     for old, new in dict.fromkeys(moves):
         res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=all",
                              old, new, "--"], cwd=cwd, env=env)
