@@ -117,7 +117,7 @@ def test_every_git_we_start_has_replacement_objects_off() -> None:
     from gitmemfs.core import git as runner
 
     env = runner.environment()
-    assert env["GIT_NO_REPLACE_OBJECTS"] == "1" and env["GIT_GRAFT_FILE"] == os.devnull
+    assert env["GIT_NO_REPLACE_OBJECTS"] == "1" and env["GIT_GRAFT_FILE"] == "/dev/null/no-grafts"
 
 
 def test_check_range_ignores_a_grafts_file(mem: Path) -> None:
@@ -132,3 +132,74 @@ def test_check_range_ignores_a_grafts_file(mem: Path) -> None:
     (mem / ".git" / "info" / "grafts").write_text(f"{base} {bad}\n")
     assert git("rev-list", f"{base}..{top}", cwd=mem).stdout.split() == [top]
     check_flags(mem, f"{base}..{top}", MODIFIED)
+
+
+# -- item 1: entry modes: gitlinks, symlinks, mode bits ---------------------------------------
+
+GITLINK = "system/rules.md: is a gitlink (a submodule entry); memory paths must be regular files"
+
+
+def _gitlink_swap(repo: Path, path: str = "system/rules.md") -> None:
+    """Stage a gitlink in place of `path` (any commit id will do: git never checks)."""
+    git("update-index", "--add", "--cacheinfo", f"160000,{head(repo)},{path}", cwd=repo)
+
+
+def test_gitlink_swap_of_a_read_only_file_is_refused_by_the_hook(mem: Path) -> None:
+    _gitlink_swap(mem)
+    commit_refused(mem, MODIFIED)
+    proc = memory("check", "--staged", cwd=mem)
+    assert proc.returncode == 1 and MODIFIED in proc.stdout.splitlines()
+
+
+def test_a_new_gitlink_anywhere_is_refused(mem: Path) -> None:
+    _gitlink_swap(mem, "notes/sub")
+    commit_refused(mem, "notes/sub: is a gitlink (a submodule entry); memory paths must be regular files")
+
+
+def test_gitlink_round_trip_is_caught_by_range_server_and_tree_check(mem: Path, server: Path) -> None:
+    """Turn the protected file into a gitlink and back into a blob without
+    read_only, both past the client hook: every authority still refuses it."""
+    base = head(mem)
+    _gitlink_swap(mem)
+    git("commit", "-q", "--no-verify", "-m", "to gitlink", cwd=mem)
+    as_link = head(mem)
+    check_flags(mem, "--all", GITLINK)
+    git("rm", "-q", "--cached", "system/rules.md", cwd=mem)
+    write(mem, "system/rules.md", memfile("Ground rules", "Anything goes.\n", "read_only: false"))
+    git("add", "system/rules.md", cwd=mem)
+    git("commit", "-q", "--no-verify", "-m", "back to a blob", cwd=mem)
+    out = check_flags(mem, f"{base}..HEAD", MODIFIED)
+    assert out.splitlines()[0] == f"{as_link[:7]} {MODIFIED}"
+    before = snapshot(mem)
+    stderr = push_refused(mem, server, "main")
+    assert f"remote: {as_link[:7]} {MODIFIED}" in stderr
+    assert snapshot(mem) == before
+
+
+def test_mode_change_of_a_read_only_file_is_a_modification(mem: Path, server: Path) -> None:
+    base = head(mem)
+    git("update-index", "--chmod=+x", "system/rules.md", cwd=mem)
+    commit_refused(mem, MODIFIED)
+    git("commit", "-q", "--no-verify", "-m", "chmod", cwd=mem)
+    check_flags(mem, f"{base}..HEAD", MODIFIED)
+    assert f"remote: {head(mem)[:7]} {MODIFIED}" in push_refused(mem, server, "main")
+
+
+def test_symlink_with_the_same_bytes_replacing_a_read_only_file_is_refused(mem: Path) -> None:
+    """A symlink blob whose target text equals the file's bytes has the same oid."""
+    data = (mem / "system/rules.md").read_bytes()
+    oid = git("hash-object", "-w", "--stdin", cwd=mem, input=data.decode()).stdout.strip()
+    git("update-index", "--cacheinfo", f"120000,{oid},system/rules.md", cwd=mem)
+    commit_refused(mem, MODIFIED)
+
+
+def test_merge_that_turns_a_protected_file_into_a_gitlink_is_refused_on_the_server(mem: Path,
+                                                                                  server: Path) -> None:
+    """The merge's first parent is the attacker's old side: the other-parent guard sees the entry change."""
+    main = head(mem)
+    git("checkout", "-q", "-b", "side", f"{main}~1", cwd=mem)
+    _gitlink_swap(mem)
+    git("commit", "-q", "--no-verify", "-m", "side", cwd=mem)
+    git("merge", "-q", "--no-verify", "-s", "ours", "-m", "merge", main, cwd=mem)
+    stderr = push_refused(mem, server, "side:main")
+    assert MODIFIED in stderr

@@ -65,7 +65,9 @@ _NON_INTERACTIVE = {
 # Judge objects as they are stored: a `refs/replace/*` ref or an info/grafts file
 # would let git show another commit or tree than the one a ref really names, and a
 # gate that reads the substitute passes what it never saw (issue 12, item 2).
-OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.devnull}
+# (A graft file path that cannot exist: /dev/null itself would make git print its
+# grafts deprecation hint in every command.)
+OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts")}
 
 
 class GitError(MemfsError):
