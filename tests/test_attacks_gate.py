@@ -4,7 +4,6 @@ server hook, `git memory check RANGE`, `git memory call`), and refused with one
 clear line, the right exit code and nothing changed."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
