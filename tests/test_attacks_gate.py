@@ -202,3 +202,77 @@ def test_merge_that_turns_a_protected_file_into_a_gitlink_is_refused_on_the_serv
     git("merge", "-q", "--no-verify", "-s", "ours", "-m", "merge", main, cwd=mem)
     stderr = push_refused(mem, server, "side:main")
     assert MODIFIED in stderr
+
+
+# -- item 11: a hooked merge judged against every parent --------------------------------------
+
+def test_hooked_merge_cannot_drop_a_file_protected_in_the_second_parent(mem: Path) -> None:
+    base = head(mem)
+    git("checkout", "-q", "-b", "other", cwd=mem)
+    write(mem, "system/ro2.md", memfile("Protected on the other side", "keep\n", RO))
+    commit_all(mem, "a person adds a protected file")
+    git("checkout", "-q", "main", cwd=mem)
+    write(mem, "system/contacts.md", memfile("People I know", "changed on main\n"))
+    commit_all(mem, "main moves on")
+    git("merge", "-q", "--no-commit", "other", cwd=mem)
+    git("rm", "-q", "-f", "system/ro2.md", cwd=mem)
+    commit_refused(mem, "system/ro2.md: file is read_only and cannot be deleted")
+    assert (mem / ".git" / "MERGE_HEAD").exists()
+    # Modifying it on the way through is refused too.
+    git("checkout", "-q", "other", "--", "system/ro2.md", cwd=mem)
+    write(mem, "system/ro2.md", memfile("Protected on the other side", "changed\n", RO))
+    git("add", "system/ro2.md", cwd=mem)
+    commit_refused(mem, "system/ro2.md: file is read_only and cannot be modified")
+    assert git("rev-list", "--count", f"{base}..HEAD", cwd=mem).stdout.strip() == "1"
+
+
+def test_merge_heads_in_a_linked_worktree(mem: Path, tmp_path: Path) -> None:
+    from gitmemfs.gate import check
+
+    git("worktree", "add", "-q", "-b", "wt", str(tmp_path / "wt"), cwd=mem)
+    assert check.merge_heads(str(tmp_path / "wt")) == []
+    git("checkout", "-q", "-b", "other", cwd=mem)
+    write(mem, "notes/x.md", memfile("X"))
+    sha = commit_all(mem, "x")
+    git("merge", "-q", "--no-commit", "--no-ff", "other", cwd=tmp_path / "wt")
+    assert check.merge_heads(str(tmp_path / "wt")) == [sha]
+
+
+# -- item 12: duplicate frontmatter keys ------------------------------------------------------
+
+DUPS = [
+    "read_only: false\nread_only: true",
+    "read_only: 'false'\n\"read_only\": yes",
+    "read_only: true\nread_only: false",
+]
+
+
+@pytest.mark.parametrize("dup", DUPS)
+def test_duplicate_read_only_keys_protect_in_hook_check_and_tools(mem: Path, server: Path, dup: str) -> None:
+    write(mem, "system/dup.md", f"---\ndescription: Twice\n{dup}\n---\nbody\n")
+    base = commit_all(mem, "a person commits a file with a duplicate key")
+    # The server gets it past its own hook (it would refuse the file: a key set twice).
+    git("fetch", "-q", str(mem), "main:main", cwd=server)
+    git("fetch", "-q", "origin", cwd=mem)
+    # The hook: git rm plus a hooked commit.
+    git("rm", "-q", "system/dup.md", cwd=mem)
+    commit_refused(mem, "system/dup.md: file is read_only and cannot be deleted")
+    git("reset", "-q", "--hard", cwd=mem)
+    # The tools say the same.
+    before = snapshot(mem)
+    proc = memory("delete", "system/dup.md", "-m", "drop it", cwd=mem)
+    assert proc.returncode == 1 and "read_only" in proc.stderr, proc.stderr
+    assert snapshot(mem) == before
+    # Past the hook: check RANGE and the server.
+    git("rm", "-q", "system/dup.md", cwd=mem)
+    git("commit", "-q", "--no-verify", "-m", "drop", cwd=mem)
+    check_flags(mem, f"{base}..HEAD", "system/dup.md: file is read_only and cannot be deleted")
+    assert "system/dup.md: file is read_only and cannot be deleted" in push_refused(mem, server, "main")
+
+
+def test_duplicate_keys_are_invalid_everywhere(mem: Path) -> None:
+    write(mem, "system/dup.md", "---\ndescription: One\ndescription: Two\n---\nbody\n")
+    git("add", "system/dup.md", cwd=mem)
+    commit_refused(mem, "system/dup.md: duplicate frontmatter key 'description'")
+    proc = memory("check", "--staged", cwd=mem)
+    assert proc.returncode == 1 and "system/dup.md: duplicate frontmatter key 'description'" in proc.stdout

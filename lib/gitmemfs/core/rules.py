@@ -102,19 +102,25 @@ def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
     except FrontmatterError:
         return False, False
     try:
-        entry = next((e for e in memfile.parse_entries(fm) if e.key == "read_only"), None)
-    except FrontmatterError:
-        entry = read_only_line(fm)
-    if entry is None:
+        found = [e for e in memfile.parse_entries(fm) if e.key == "read_only"]
+    except FrontmatterError as exc:
+        if exc.entries is not None:  # duplicate keys: protected if any value protects
+            found = [e for e in exc.entries if e.key == "read_only"]
+        else:
+            line = read_only_line(fm)
+            found = [] if line is None else [line]
+    if not found:
         return False, False
-    return True, memfile.is_truthy(entry)
+    return True, memfile.protects(found)
 
 
 def read_only_line(fm: str) -> Entry | None:
     """The read_only entry of frontmatter that does not parse, found line by line:
-    a broken file still counts as protected (and cannot launder its protection)."""
-    m = re.search(r"(?m)^[ \t]*read_only[ \t]*:(.*)$", fm)
-    return None if m is None else Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+    a broken file still counts as protected (and cannot launder its protection).
+    With several such lines, a truthy one wins (fail closed)."""
+    lines = [Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+             for m in re.finditer(r"(?m)^[ \t]*[\"']?read_only[\"']?[ \t]*:(.*)$", fm)]
+    return next((e for e in lines if memfile.is_truthy(e)), lines[0] if lines else None)
 
 
 def is_protected(data: bytes | None) -> bool:

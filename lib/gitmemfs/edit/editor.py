@@ -305,8 +305,10 @@ class Editor:
             return False
         try:
             fm, _, _ = memfile.split(data.decode("utf-8", "replace").lstrip("\ufeff"))
-            return any(e.key == "read_only" and memfile.is_truthy(e) for e in memfile.parse_entries(fm))
-        except FrontmatterError:
+            return memfile.protects(memfile.parse_entries(fm))
+        except FrontmatterError as exc:
+            if exc.entries is not None:  # duplicate keys: the hook's rule (rules.is_protected)
+                return memfile.protects(exc.entries)
             return b"read_only" in data.split(b"\n---", 1)[0]
 
     def view(self, file_path: str, *, view_range: tuple[int, int] | None = None,

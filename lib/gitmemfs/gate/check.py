@@ -180,10 +180,50 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     with git.BlobReader(cwd, env=env) as reader:
         res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        changes += _merge_guards(cwd, env)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
         return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader)
+
+
+def _merge_guards(cwd: str, env: dict[str, str] | None) -> list[Change]:
+    """While a merge is being concluded (`git merge --no-commit`, then `git commit`),
+    the staged tree against every merged head, as `commit_range` judges a merge's
+    other parents: a file protected there must come through unchanged (item 11)."""
+    guards = []
+    for sha in merge_heads(cwd, env):
+        res = git.run_light(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", sha, "--"],
+                            cwd=cwd, env=env, check=False)
+        if res.code != 0:
+            raise MemfsError(f"cannot compare the staged tree with the merged commit {sha[:12]}")
+        for ch in _parse_raw(res.out.split("\0"), headers=False):
+            if ch.old_oid is not None:
+                ch.guard = True
+                guards.append(ch)
+    return guards
+
+
+def merge_heads(cwd: str, env: dict[str, str] | None = None) -> list[str]:
+    """The commits of `MERGE_HEAD` (none when no merge is in progress). Found without
+    starting git in the common case: this runs in every pre-commit."""
+    path = _git_path(cwd, "MERGE_HEAD", env)
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return [line.strip() for line in fh if line.strip()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _git_path(cwd: str, name: str, env: dict[str, str] | None) -> str:
+    gitdir = (env or {}).get("GIT_DIR") or os.environ.get("GIT_DIR")
+    if gitdir:
+        return os.path.join(cwd, gitdir, name)
+    dot = os.path.join(cwd, ".git")
+    if os.path.isdir(dot):
+        return os.path.join(dot, name)
+    res = git.run_light(["rev-parse", "--git-path", name], cwd=cwd, env=env, check=False)
+    return os.path.join(cwd, res.out.strip()) if res.code == 0 else os.path.join(dot, name)
 
 
 def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
