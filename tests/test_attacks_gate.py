@@ -4,11 +4,13 @@ server hook, `git memory check RANGE`, `git memory call`), and refused with one
 clear line, the right exit code and nothing changed."""
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git, head, memfile, memory, snapshot, write
+from conftest import commit_all, git, head, memfile, memory, run, snapshot, write
 
 RO = "read_only: true"
 MODIFIED = "system/rules.md: file is read_only and cannot be modified"
@@ -60,7 +62,7 @@ def check_flags(repo: Path, spec: str, *lines: str) -> str:
     proc = memory("check", spec, cwd=repo)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for line in lines:
-        assert any(out.endswith(line) for out in proc.stdout.splitlines()), proc.stdout
+        assert line in proc.stdout, proc.stdout
     return proc.stdout
 
 
@@ -276,3 +278,75 @@ def test_duplicate_keys_are_invalid_everywhere(mem: Path) -> None:
     commit_refused(mem, "system/dup.md: duplicate frontmatter key 'description'")
     proc = memory("check", "--staged", cwd=mem)
     assert proc.returncode == 1 and "system/dup.md: duplicate frontmatter key 'description'" in proc.stdout
+
+
+# -- item 3: a committed symlink into .git ----------------------------------------------------
+
+def call(repo: Path, obj: dict, *extra: str) -> tuple[int, dict]:
+    proc = memory("call", json.dumps(obj), *extra, cwd=repo)
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def _git_dir_listing(repo: Path) -> list[str]:
+    return sorted(str(p.relative_to(repo / ".git")) for p in (repo / ".git").rglob("*")
+                  if "objects" not in p.parts and p.name not in ("index", "ORIG_HEAD") and "logs" not in p.parts)
+
+
+@pytest.mark.parametrize("target", [".git", "./.git/", "notes/../.git", ".GIT", "..", "/etc", "../outside"])
+def test_symlink_into_git_or_outside_is_refused_at_every_gate(mem: Path, server: Path, target: str) -> None:
+    os.symlink(target, mem / "gitlink")
+    git("add", "gitlink", cwd=mem)
+    stderr = commit_refused(mem)
+    assert f"gitlink: is a symbolic link to {target!r}" in stderr
+    base = head(mem)
+    git("commit", "-q", "--no-verify", "-m", "link", cwd=mem)
+    check_flags(mem, f"{base}..HEAD", f"gitlink: is a symbolic link to {target!r}")
+    check_flags(mem, "--all", f"gitlink: is a symbolic link to {target!r}")
+    assert f"gitlink: is a symbolic link to {target!r}" in push_refused(mem, server, "main")
+
+
+def test_symlink_inside_the_repo_is_allowed_outside_checked_scope(mem: Path) -> None:
+    os.symlink("reference/history", mem / "notes-link")
+    (mem / "notes").mkdir()
+    os.symlink("../reference/history/a.md", mem / "notes" / "a-link")
+    git("add", "notes-link", "notes/a-link", cwd=mem)
+    assert git("commit", "-q", "-m", "links", cwd=mem, check=False).returncode == 0
+
+
+@pytest.mark.parametrize("path", ["gitlink/refs/tags/x", "gitlink/refs/heads/x", "gitlink/config",
+                                  "gitlink/hooks/pre-commit"])
+def test_writes_never_go_through_a_committed_symlink_to_git(mem: Path, path: str) -> None:
+    os.symlink(".git", mem / "gitlink")
+    commit_all(mem, "a symlink to .git, merged past the hooks")
+    listing = _git_dir_listing(mem)
+    before = snapshot(mem)
+    for obj, extra in (({"command": "create", "reason": "r", "file_path": path, "file_text": "x",
+                         "description": "d"}, ()),
+                       ({"command": "create", "path": f"/memories/{path}.md", "file_text": "x"},
+                        ("--schema", "anthropic"))):
+        code, out = call(mem, obj, *extra)
+        assert code == 1 and out["ok"] is False, out
+        assert "gitlink is a symbolic link; memory paths never go through one" in out["error"], out
+        assert snapshot(mem) == before
+        assert _git_dir_listing(mem) == listing
+        assert git("rev-parse", "HEAD", cwd=mem).returncode == 0
+    proc = memory("create", f"{path}.md", "x", "-d", "d", "-m", "r", cwd=mem)
+    assert proc.returncode == 1 and "gitlink is a symbolic link" in proc.stderr
+    patch = f"*** Begin Patch\n*** Add File: {path}.md\n+---\n+description: d\n+---\n+x\n*** End Patch\n"
+    proc = run("memory-patch", "-m", "r", cwd=mem, input=patch)
+    assert proc.returncode == 1 and "gitlink is a symbolic link" in proc.stderr, proc.stderr
+    assert snapshot(mem) == before and _git_dir_listing(mem) == listing
+
+
+def test_pruning_never_goes_through_a_symlink(mem: Path) -> None:
+    """The rollback prunes the folders a write created; never one behind a symlink."""
+    from gitmemfs.core import writer
+
+    (mem / "notes" / "keep").mkdir(parents=True)
+    outside = mem.parent / "outside" / "empty"
+    outside.mkdir(parents=True)
+    writer._prune_empty(str(mem), str(mem / "notes" / "keep"))
+    assert not (mem / "notes").exists()
+    os.symlink(str(outside.parent), mem / "out")
+    writer._prune_empty(str(mem), str(mem / "out" / "empty"))
+    assert outside.exists()
