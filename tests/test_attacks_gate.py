@@ -350,3 +350,104 @@ def test_pruning_never_goes_through_a_symlink(mem: Path) -> None:
     os.symlink(str(outside.parent), mem / "out")
     writer._prune_empty(str(mem), str(mem / "out" / "empty"))
     assert outside.exists()
+
+
+# -- item 5: names git's fsck flags -----------------------------------------------------------
+
+FSCK_NAMES = [".git\u200c/x.md", ".gI\u200et/x.md", "notes/.git\ufeff/x.md", ".git./x.md", ".git /x.md",
+              "GIT~1/x.md", "notes/git~1/x.md", ".git::$INDEX_ALLOCATION/x.md", "notes/x.md.", "notes /x.md",
+              "gitmod~1", "notes/gi7eba~3"]
+
+
+def commit_with_entry(repo: Path, name: str, content: str, mode: str = "100644") -> str:
+    """A commit on top of HEAD that adds `name`, built with mktree and commit-tree:
+    plumbing takes names (`.git.`, `git~1`) that `git add` and the index refuse."""
+    oid = git("hash-object", "-w", "--stdin", cwd=repo, input=content).stdout.strip()
+    parts = name.split("/")
+    entry = f"{mode} blob {oid}\t{parts[-1]}\n"
+    for depth in range(len(parts) - 1, -1, -1):
+        folder = "/".join(parts[:depth])
+        listing = git("ls-tree", f"HEAD:{folder}" if folder else "HEAD", cwd=repo, check=False).stdout
+        listing = "".join(ln + "\n" for ln in listing.splitlines() if ln.split("\t", 1)[1] != parts[depth])
+        tree = git("mktree", cwd=repo, input=listing + entry).stdout.strip()
+        if depth:
+            entry = f"040000 tree {tree}\t{parts[depth - 1]}\n"
+    sha = git("commit-tree", tree, "-p", "HEAD", "-m", f"add {name}", cwd=repo).stdout.strip()
+    git("update-ref", "refs/heads/main", sha, cwd=repo)
+    return sha
+
+
+@pytest.mark.parametrize("name", FSCK_NAMES)
+def test_names_git_fsck_flags_are_refused_by_hook_check_and_server(mem: Path, server: Path, name: str) -> None:
+    oid = git("hash-object", "-w", "--stdin", cwd=mem, input=memfile("Evil")).stdout.strip()
+    staged = git("update-index", "--add", "--cacheinfo", f"100644,{oid},{name}", cwd=mem, check=False)
+    base = head(mem)
+    if staged.returncode == 0:  # names git's own index takes: our hook refuses them
+        stderr = commit_refused(mem)
+        assert f"{name}: has " in stderr
+        git("commit", "-q", "--no-verify", "-m", "evil name", cwd=mem)
+    else:  # names only plumbing can commit
+        commit_with_entry(mem, name, memfile("Evil"))
+    check_flags(mem, f"{base}..HEAD", f"{name}: has ")
+    check_flags(mem, "--all", f"{name}: has ")
+    assert f"{name}: has " in push_refused(mem, server, "main")
+
+
+@pytest.mark.parametrize("name", [".git\u200c/x.md", "notes/GIT~1/x.md", "notes/x. /y.md", "a\\.git/x.md"])
+def test_fsck_names_are_refused_by_the_tools(mem: Path, name: str) -> None:
+    before = snapshot(mem)
+    proc = memory("create", name, "x", "-d", "d", "-m", "r", cwd=mem)
+    assert proc.returncode in (1, 2) and proc.stderr.startswith("error: "), proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    assert snapshot(mem) == before
+
+
+def test_ordinary_names_with_dots_and_unicode_pass(mem: Path) -> None:
+    for name in ["notes/..foo.md", "notes/github.md", "notes/caf\u00e9.md", "notes/v1.2.md", "notes/git~2.md"]:
+        write(mem, name, memfile("Fine"))
+    git("add", "-A", cwd=mem)
+    assert git("commit", "-q", "-m", "fine names", cwd=mem, check=False).returncode == 0
+
+
+# -- item 6: git control files ----------------------------------------------------------------
+
+CONTROL = [".gitattributes", ".gitmodules", ".mailmap", "notes/.gitignore", "notes/.gitattributes",
+           ".GitAttributes", ".gitattributes.", ".gitmodules\u200c", "system/.git-keep"]
+
+
+@pytest.mark.parametrize("name", CONTROL)
+def test_control_files_are_refused_in_agent_commits(mem: Path, server: Path, name: str) -> None:
+    oid = git("hash-object", "-w", "--stdin", cwd=mem, input="* text eol=crlf\n").stdout.strip()
+    git("update-index", "--add", "--cacheinfo", f"100644,{oid},{name}", cwd=mem)
+    commit_refused(mem)
+    base = head(mem)
+    git("commit", "-q", "--no-verify", "-m", "control file", cwd=mem)
+    check_flags(mem, f"{base}..HEAD", f"{name}: ")
+    assert f"{name}: " in push_refused(mem, server, "main")
+
+
+def test_control_file_message_and_root_gitignore_allowed(mem: Path) -> None:
+    write(mem, ".gitattributes", "* text eol=crlf\n")
+    git("add", ".gitattributes", cwd=mem)
+    commit_refused(mem, ".gitattributes: is a git control file, not memory; agents and dreams cannot add or "
+                        "change it (a person may commit it with the hooks off)")
+    git("reset", "-q", cwd=mem)
+    (mem / ".gitattributes").unlink()
+    write(mem, ".gitignore", "*.tmp\n")
+    git("add", ".gitignore", cwd=mem)
+    assert git("commit", "-q", "-m", "ignore tmp", cwd=mem, check=False).returncode == 0
+
+
+def test_a_dream_cannot_commit_gitattributes(repo: Path) -> None:
+    """The attack of item 6: a dream that commits `* text eol=crlf` is not merged,
+    so later dreams still run."""
+    before = snapshot(repo)
+    cmd = ("printf '* text eol=crlf\\n' > .gitattributes && git add .gitattributes && "
+           "git commit -q -m 'attrs' || git commit -q --no-verify -m attrs")
+    proc = run("dream", "--json", "--agent", cmd, cwd=repo)
+    out = json.loads(proc.stdout)
+    assert out["status"] != "merged", out
+    assert ".gitattributes: is a git control file" in json.dumps(out), out
+    assert snapshot(repo) == before
+    proc = run("dream", "--json", "--agent", "true", cwd=repo)
+    assert json.loads(proc.stdout)["status"] == "no_changes", proc.stdout
