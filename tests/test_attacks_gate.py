@@ -451,3 +451,34 @@ def test_a_dream_cannot_commit_gitattributes(repo: Path) -> None:
     assert snapshot(repo) == before
     proc = run("dream", "--json", "--agent", "true", cwd=repo)
     assert json.loads(proc.stdout)["status"] == "no_changes", proc.stdout
+
+
+# -- item 4: every read goes through the jail -------------------------------------------------
+
+@pytest.mark.parametrize("path", ["/memories/..", "/memories/../", "/memories/.git", "/memories/system/../..",
+                                  "/memories/.git/refs", "/memories/./.git", "/memories/link", "/memories/link/x.md"])
+def test_anthropic_view_cannot_leave_the_jail(mem: Path, path: str) -> None:
+    os.symlink(str(mem.parent), mem / "link")
+    code, out = call(mem, {"command": "view", "path": path}, "--schema", "anthropic")
+    assert code != 0 and out["ok"] is False, out
+    assert out["error"].startswith("Error: ") and "\n" not in out["error"], out
+    assert ".git" not in out["error"].replace(path, "") or "into the .git" in out["error"]
+    assert "HEAD" not in out["error"] and "config" not in out["error"]
+
+
+def test_views_skip_dangling_and_escaping_symlinks(mem: Path, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text(memfile("TOP SECRET DESCRIPTION"))
+    os.symlink("nowhere", mem / "system" / "dangling")
+    os.symlink(str(secret), mem / "system" / "leak.md")
+    code, out = call(mem, {"command": "view", "path": "/memories"}, "--schema", "anthropic")
+    assert code == 0 and out["ok"], out
+    assert "dangling" not in out["message"] and "leak" not in out["message"]
+    code, out = call(mem, {"command": "view", "path": "/memories/system"}, "--schema", "anthropic")
+    assert code == 0 and "contacts.md" in out["message"] and "leak" not in out["message"], out
+    code, out = call(mem, {"command": "view", "reason": "look", "file_path": "system"})
+    assert code == 0 and "TOP SECRET" not in out["message"] and "contacts.md" in out["message"], out
+    for obj, extra in (({"command": "view", "path": "/memories/system/leak.md"}, ("--schema", "anthropic")),
+                       ({"command": "view", "reason": "r", "file_path": "system/leak.md"}, ())):
+        code, out = call(mem, obj, *extra)
+        assert code == 1 and "TOP SECRET" not in json.dumps(out) and "symbolic link" in out["error"], out

@@ -351,6 +351,8 @@ class Editor:
                 if name.startswith(".") or not name.lower().endswith(".md"):
                     continue
                 full = os.path.join(dirpath, name)
+                if os.path.islink(full):
+                    continue  # not memory: its description could come from outside the repository
                 rel = os.path.relpath(full, self.repo.root).replace(os.sep, "/")
                 rows.append(f"{rel}\t{_description_of(full)}")
         return "\n".join(rows)
