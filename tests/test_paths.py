@@ -90,4 +90,7 @@ def test_jail_follows_symlinks(root: str, tmp_path: Path) -> None:
         paths.check_jail(root, "link/deeper/new/x.md")
     Path(root, "inside").mkdir()
     Path(root, "alias").symlink_to(Path(root, "inside"))
-    assert paths.check_jail(root, "alias/x.md").endswith("alias/x.md")
+    # Even inside the repository, no memory path goes through a symlink (issue 12, item 3).
+    with pytest.raises(PathError, match="alias is a symbolic link; memory paths never go through one"):
+        paths.check_jail(root, "alias/x.md")
+    assert paths.check_jail(root, "inside/x.md").endswith("inside/x.md")

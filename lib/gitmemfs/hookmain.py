@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
+from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.redact import redact
 from gitmemfs.gate import check
@@ -29,6 +30,9 @@ def main(argv: list[str]) -> int:
         sys.stderr.write("usage: python -m gitmemfs.hookmain HOOK SCRIPT [ARGS...]\n")
         return 2
     hook, script, args = argv[0], argv[1], argv[2:]
+    # The runner sets these for every git it starts; set them here too, so the
+    # `.local` hook and any git started outside the runner judge the stored objects.
+    os.environ.update(git.OBJECTS_AS_STORED)
     if hook == "mirror-push":  # the detached child of post-commit, not a git hook
         from gitmemfs.remote import mirror
         return mirror.background_push(args[0] if args else ".")

@@ -62,6 +62,14 @@ _NON_INTERACTIVE = {
 }
 
 
+# Judge objects as they are stored: a `refs/replace/*` ref or an info/grafts file
+# would let git show another commit or tree than the one a ref really names, and a
+# gate that reads the substitute passes what it never saw (issue 12, item 2).
+# (A graft file path that cannot exist: /dev/null itself would make git print its
+# grafts deprecation hint in every command.)
+OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts")}
+
+
 class GitError(MemfsError):
     """A git command failed. argv, stdout and stderr are stored redacted."""
 
@@ -162,6 +170,7 @@ def environment(extra: Mapping[str, str] | None = None, *,
                                                                                 "GIT_CONFIG_VALUE_"))]:
             del env[key]
     env.update(_NON_INTERACTIVE)
+    env.update(OBJECTS_AS_STORED)
     # English messages: we classify some errors by their text.
     env["LANGUAGE"] = "C"
     if extra:

@@ -37,10 +37,11 @@ _NON_STR = re.compile(r"(?i)^(?:y|n|yes|no|true|false|on|off|null|~|=|<<|[-+.0-9
 class FrontmatterError(ValueError):
     """A problem with a file's frontmatter; `reason` is one of the kinds below."""
 
-    def __init__(self, reason: str, detail: str = ""):
+    def __init__(self, reason: str, detail: str = "", entries: list[Entry] | None = None):
         super().__init__(detail or reason)
         self.reason = reason  # "missing" | "unclosed" | "yaml" | "not_mapping" | "duplicate"
         self.detail = detail
+        self.entries = entries  # "duplicate": every entry, so protection can still be judged
 
 
 class EncodingProblem(ValueError):
@@ -84,8 +85,14 @@ class MemFile:
 
     @property
     def read_only(self) -> bool:
-        entry = self.get("read_only")
-        return entry is not None and is_truthy(entry)
+        return protects(self.entries)
+
+
+def protects(entries: list[Entry]) -> bool:
+    """Whether entries make a file read_only: any truthy `read_only` does, so a
+    duplicate key protects when any of its values would (one rule for the hook and
+    the tools, issue 12 item 12)."""
+    return any(e.key == "read_only" and is_truthy(e) for e in entries)
 
 
 def is_truthy(entry: Entry) -> bool:
@@ -163,7 +170,7 @@ def parse_entries(fm: str) -> list[Entry]:
     seen: set[str] = set()
     for entry in entries:
         if entry.key in seen:
-            raise FrontmatterError("duplicate", f"duplicate frontmatter key '{entry.key}'")
+            raise FrontmatterError("duplicate", f"duplicate frontmatter key '{entry.key}'", entries)
         seen.add(entry.key)
     return entries
 

@@ -91,7 +91,28 @@ def check_jail(root: str, rel: str, *, tool: str = "memory") -> str:
         raise PathError(f"{tool}: resolved path escapes memory directory")
     if os.path.islink(target):
         raise PathError(f"{tool}: {rel} is a symbolic link; memory files must be regular files")
+    link = symlink_on_the_way(root, rel)
+    if link is not None:
+        raise PathError(f"{tool}: {link} is a symbolic link; memory paths never go through one")
     parts = rel.split("/")
     if any(p.lower() == ".git" for p in parts):
         raise PathError(f"{tool}: path must not point into the .git directory")
     return target
+
+
+def symlink_on_the_way(root: str, rel: str) -> str | None:
+    """The first leading part of `rel` (the path itself included) that is a symbolic
+    link on disk, or None. A folder symlink (`gitlink -> .git`) would carry a write,
+    and the rollback after it, into `.git` or out of the repository (issue 12, item 3)."""
+    path = root
+    parts = [p for p in rel.split("/") if p]
+    for i, part in enumerate(parts):
+        path = os.path.join(path, part)
+        try:
+            if os.path.islink(path):
+                return "/".join(parts[:i + 1])
+        except OSError:
+            return None
+        if not os.path.lexists(path):
+            return None
+    return None

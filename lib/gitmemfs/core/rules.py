@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from gitmemfs.core import memfile
+from gitmemfs.core import entries, memfile
 from gitmemfs.core.memfile import Entry, FrontmatterError
 
 SCOPES = ("letta", "all")
@@ -102,19 +102,25 @@ def _read_only_state(data: bytes | None) -> tuple[bool, bool]:
     except FrontmatterError:
         return False, False
     try:
-        entry = next((e for e in memfile.parse_entries(fm) if e.key == "read_only"), None)
-    except FrontmatterError:
-        entry = read_only_line(fm)
-    if entry is None:
+        found = [e for e in memfile.parse_entries(fm) if e.key == "read_only"]
+    except FrontmatterError as exc:
+        if exc.entries is not None:  # duplicate keys: protected if any value protects
+            found = [e for e in exc.entries if e.key == "read_only"]
+        else:
+            line = read_only_line(fm)
+            found = [] if line is None else [line]
+    if not found:
         return False, False
-    return True, memfile.is_truthy(entry)
+    return True, memfile.protects(found)
 
 
 def read_only_line(fm: str) -> Entry | None:
     """The read_only entry of frontmatter that does not parse, found line by line:
-    a broken file still counts as protected (and cannot launder its protection)."""
-    m = re.search(r"(?m)^[ \t]*read_only[ \t]*:(.*)$", fm)
-    return None if m is None else Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+    a broken file still counts as protected (and cannot launder its protection).
+    With several such lines, a truthy one wins (fail closed)."""
+    lines = [Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
+             for m in re.finditer(r"(?m)^[ \t]*[\"']?read_only[\"']?[ \t]*:(.*)$", fm)]
+    return next((e for e in lines if memfile.is_truthy(e)), lines[0] if lines else None)
 
 
 def is_protected(data: bytes | None) -> bool:
@@ -158,8 +164,10 @@ def _frontmatter(data: bytes) -> list[str]:
 
 
 def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) -> list[Problem]:
-    """Rules for a file as it stands (no history): layout, encoding, frontmatter."""
-    out = []
+    """Rules for a file as it stands (no history): entry, layout, encoding, frontmatter."""
+    out = entries.entry_problems(path, mode, data if mode == SYMLINK_MODE else None)
+    if mode == entries.GITLINK:  # `data` is no file's content
+        return [Problem(path, m) for m in out]
     if _FLAT_SKILL.match(path):
         out.append("invalid skill path (skills must be folders). Use skills/<name>/SKILL.md")
     if is_markdown(path):
@@ -187,23 +195,31 @@ def check_kept(path: str, old: bytes | None, *, deleted: bool, changed: bool,
 
 
 def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
-                 new_mode: str | None = None, commit: str | None = None) -> list[Problem]:
+                 new_mode: str | None = None, commit: str | None = None,
+                 old_mode: str | None = None) -> list[Problem]:
     """Rules for one path changing from `old` to `new` (None = absent).
 
     Renames must be given as a delete plus an add (diff with --no-renames), so a
-    read_only file cannot leave by `git mv` either.
+    read_only file cannot leave by `git mv` either. Any change of a protected
+    path's entry, its mode included (to a gitlink, a symlink, 100755), modifies it.
     """
     def problems(messages: list[str]) -> list[Problem]:
         return [Problem(path, m, commit) for m in messages]
 
-    if old == new and new_mode != SYMLINK_MODE:
+    mode_changed = old_mode is not None and new_mode is not None and old_mode != new_mode
+    if old == new and new_mode != SYMLINK_MODE and not mode_changed:
         return []
-    had_key, was_protected = _read_only_state(old) if is_markdown(path) else (False, False)
+    readable_old = old_mode not in (entries.GITLINK, SYMLINK_MODE)
+    had_key, was_protected = _read_only_state(old) if is_markdown(path) and readable_old else (False, False)
     if new is None:
         return problems(["file is read_only and cannot be deleted"] if was_protected else [])
     if was_protected:
         return problems(["file is read_only and cannot be modified"])
     found = [Problem(p.path, p.message, commit) for p in check_state(path, new, scope=scope, mode=new_mode)]
+    if entries.is_control(path):
+        found += problems([entries.CONTROL_PROBLEM])
+    if new_mode == entries.GITLINK:
+        return found
     if not is_markdown(path) or new_mode == SYMLINK_MODE:
         return found
     has_key, now_protected = _read_only_state(new)

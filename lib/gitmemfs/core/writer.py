@@ -19,7 +19,7 @@ import re
 import zlib
 from typing import Sequence
 
-from gitmemfs.core import memfile, oserrors, rules
+from gitmemfs.core import memfile, oserrors, paths, rules
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
@@ -77,6 +77,10 @@ class WriteSession:
         return os.path.join(self.repo.root, *rel.split("/"))
 
     def read(self, rel: str) -> bytes | None:
+        # Every write reads its path first: a path through a symlink stops here.
+        link = paths.symlink_on_the_way(self.repo.root, rel)
+        if link is not None:
+            raise MemfsError(f"{self.tool}: {link} is a symbolic link; memory paths never go through one")
         try:
             with open(self.abspath(rel), "rb") as fh:
                 return fh.read()
@@ -353,6 +357,8 @@ def _remove(root: str, target: str) -> None:
 def _prune_empty(root: str, folder: str) -> None:
     root = os.path.abspath(root)
     while os.path.abspath(folder).startswith(root + os.sep):
+        if os.path.islink(folder) or paths.symlink_on_the_way(root, os.path.relpath(folder, root)):
+            return  # rmdir through a symlink would remove a folder elsewhere (.git/refs)
         try:
             os.rmdir(folder)
         except OSError:
@@ -372,7 +378,10 @@ def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[st
         target = os.path.join(repo.root, *rel.split("/"))
         if old is None:
             if os.path.lexists(target) and not os.path.isdir(target):
-                _remove(repo.root, target)
+                try:  # only the folders this write created are pruned, below
+                    os.unlink(target)
+                except FileNotFoundError:
+                    pass
         elif _read_or_none(target) != old:
             _put_back(repo, target, old)
     for folder in sorted(created_dirs, key=len, reverse=True):

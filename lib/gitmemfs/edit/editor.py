@@ -305,8 +305,10 @@ class Editor:
             return False
         try:
             fm, _, _ = memfile.split(data.decode("utf-8", "replace").lstrip("\ufeff"))
-            return any(e.key == "read_only" and memfile.is_truthy(e) for e in memfile.parse_entries(fm))
-        except FrontmatterError:
+            return memfile.protects(memfile.parse_entries(fm))
+        except FrontmatterError as exc:
+            if exc.entries is not None:  # duplicate keys: the hook's rule (rules.is_protected)
+                return memfile.protects(exc.entries)
             return b"read_only" in data.split(b"\n---", 1)[0]
 
     def view(self, file_path: str, *, view_range: tuple[int, int] | None = None,
@@ -349,6 +351,8 @@ class Editor:
                 if name.startswith(".") or not name.lower().endswith(".md"):
                     continue
                 full = os.path.join(dirpath, name)
+                if os.path.islink(full):
+                    continue  # not memory: its description could come from outside the repository
                 rel = os.path.relpath(full, self.repo.root).replace(os.sep, "/")
                 rows.append(f"{rel}\t{_description_of(full)}")
         return "\n".join(rows)

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from gitmemfs.core.rules import Problem
 
 ZERO = ("0" * 40, "0" * 64)
+# A replace ref makes other gits show a substitute for an object; memory has no use for one.
+REPLACE_REFUSED = ("replacement refs are refused: git-memfs judges objects as stored "
+                   "(push the commits themselves, not refs/replace/*)")
 SUBMODULE = "160000"
 
 class Change:
@@ -27,16 +30,17 @@ class Change:
     only read_only protection applies to it (the first parent carries the full check).
     (Not a namedtuple: `collections` costs ~1 ms in every commit.)"""
 
-    __slots__ = ("path", "old_oid", "new_oid", "new_mode", "commit", "guard")
+    __slots__ = ("path", "old_oid", "new_oid", "new_mode", "commit", "guard", "old_mode")
 
     def __init__(self, path: str, old_oid: str | None, new_oid: str | None, new_mode: str | None,
-                 commit: str | None = None, guard: bool = False):
+                 commit: str | None = None, guard: bool = False, old_mode: str | None = None):
         self.path = path
         self.old_oid = old_oid
         self.new_oid = new_oid
         self.new_mode = new_mode
         self.commit = commit
         self.guard = guard
+        self.old_mode = old_mode
 
 
 class Report:
@@ -93,19 +97,29 @@ def _parse_raw(tokens: Iterable[str], *, headers: bool) -> Iterator[Change]:
             raise MemfsError(f"unexpected git diff output: {token[:80]!r}")
         old_mode, new_mode, old_oid, new_oid, _status = token[1:].split(" ", 4)
         path = next(it)
-        if new_mode == SUBMODULE or old_mode == SUBMODULE:
-            continue
-        yield Change(path, _oid(old_oid), _oid(new_oid), None if _oid(new_oid) is None else new_mode, commit)
+        # Gitlinks are kept: a protected file turned into one is a modification, and a
+        # gitlink is never memory (issue 12, item 1).
+        yield Change(path, _oid(old_oid), _oid(new_oid), None if _oid(new_oid) is None else new_mode, commit,
+                     old_mode=None if _oid(old_oid) is None else old_mode)
 
 
-def _needs_content(path: str) -> bool:
-    return rules.is_markdown(path)
+def _needs_content(path: str, mode: str | None = None) -> bool:
+    """Whether the rules read this entry's blob: Markdown files, and every symlink
+    (its target); never a gitlink (its oid names a commit, not a blob)."""
+    if mode == SUBMODULE:
+        return False
+    return mode == rules.SYMLINK_MODE or rules.is_markdown(path)
 
 
 def _wanted(changes: Iterable[Change]) -> list[str]:
     """The blobs the rules read: both sides of a change, only the old side of a guard."""
-    return sorted({oid for ch in changes if _needs_content(ch.path)
-                   for oid in ((ch.old_oid,) if ch.guard else (ch.old_oid, ch.new_oid)) if oid})
+    out = set()
+    for ch in changes:
+        if ch.old_oid and _needs_content(ch.path, ch.old_mode):
+            out.add(ch.old_oid)
+        if ch.new_oid and not ch.guard and _needs_content(ch.path, ch.new_mode):
+            out.add(ch.new_oid)
+    return sorted(out)
 
 
 def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
@@ -132,17 +146,27 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
     return Report(mode, problems, len(changes), commits)
 
 
+def _side(oid: str | None, path: str, mode: str | None, blobs: dict[str, bytes | None]) -> bytes | None:
+    """One side of a change as the rules see it: the blob when they read it, else a
+    stand-in (the oid) that is equal exactly when the entry is."""
+    if oid is None:
+        return None
+    if _needs_content(path, mode):
+        return blobs.get(oid)
+    return oid.encode()
+
+
 def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str) -> list[Problem]:
-    old = blobs.get(ch.old_oid) if ch.old_oid else None
+    old = _side(ch.old_oid, ch.path, ch.old_mode, blobs)
     if ch.guard:
-        changed = ch.old_oid != ch.new_oid or ch.new_mode == rules.SYMLINK_MODE
+        changed = (ch.old_oid != ch.new_oid or ch.new_mode == rules.SYMLINK_MODE
+                   or (ch.new_oid is not None and ch.old_mode != ch.new_mode))
+        if ch.old_mode != rules.SYMLINK_MODE and not _needs_content(ch.path, ch.old_mode):
+            old = None  # a gitlink or non-Markdown file carries no read_only
         return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit)
-    if _needs_content(ch.path):
-        new = blobs.get(ch.new_oid) if ch.new_oid else None
-    else:  # layout rules only need the name
-        old = b"" if ch.old_oid else None
-        new = b"" if ch.new_oid else None
-    return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit)
+    new = _side(ch.new_oid, ch.path, ch.new_mode, blobs)
+    return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit,
+                              old_mode=ch.old_mode)
 
 
 def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -154,13 +178,52 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     # cat-file starts while diff runs: on a small commit the two process start-ups
     # overlap, which is most of the hook's time after Python's own.
     with git.BlobReader(cwd, env=env) as reader:
-        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
-                             "--ignore-submodules=all"], cwd=cwd, env=env)
+        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        changes += _merge_guards(cwd, env)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
         return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader)
+
+
+def _merge_guards(cwd: str, env: dict[str, str] | None) -> list[Change]:
+    """While a merge is being concluded (`git merge --no-commit`, then `git commit`),
+    the staged tree against every merged head, as `commit_range` judges a merge's
+    other parents: a file protected there must come through unchanged (item 11)."""
+    guards = []
+    for sha in merge_heads(cwd, env):
+        res = git.run_light(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", sha, "--"],
+                            cwd=cwd, env=env, check=False)
+        if res.code != 0:
+            raise MemfsError(f"cannot compare the staged tree with the merged commit {sha[:12]}")
+        for ch in _parse_raw(res.out.split("\0"), headers=False):
+            if ch.old_oid is not None:
+                ch.guard = True
+                guards.append(ch)
+    return guards
+
+
+def merge_heads(cwd: str, env: dict[str, str] | None = None) -> list[str]:
+    """The commits of `MERGE_HEAD` (none when no merge is in progress). Found without
+    starting git in the common case: this runs in every pre-commit."""
+    path = _git_path(cwd, "MERGE_HEAD", env)
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            return [line.strip() for line in fh if line.strip()]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _git_path(cwd: str, name: str, env: dict[str, str] | None) -> str:
+    gitdir = (env or {}).get("GIT_DIR") or os.environ.get("GIT_DIR")
+    if gitdir:
+        return os.path.join(cwd, gitdir, name)
+    dot = os.path.join(cwd, ".git")
+    if os.path.isdir(dot):
+        return os.path.join(dot, name)
+    res = git.run_light(["rev-parse", "--git-path", name], cwd=cwd, env=env, check=False)
+    return os.path.join(cwd, res.out.strip()) if res.code == 0 else os.path.join(dot, name)
 
 
 def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -173,7 +236,7 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     entries = parse_ls_tree(res.raw)
     if scope is None:
         scope = scope_for(cwd, env) if _scope_matters(e.path for e in entries) else rules.DEFAULT_SCOPE
-    wanted = sorted({e.oid for e in entries if _needs_content(e.path)})
+    wanted = sorted({e.oid for e in entries if _needs_content(e.path, e.mode)})
     blobs: dict[str, bytes | None] = {}
     if wanted:
         with git.BlobReader(cwd, env=env) as reader:
@@ -181,10 +244,18 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     problems: list[Problem] = []
     for e in entries:
         problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode)
+    # parse_ls_tree lists blobs only; a gitlink is never memory.
+    for path in _gitlinks(res.raw):
+        problems += rules.check_state(path, b"", scope=scope, mode=SUBMODULE)
     return Report("all", problems, len(entries))
 
 
-_DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m", "--ignore-submodules=all")
+def _gitlinks(raw: bytes) -> list[str]:
+    return [item.split(b"\t", 1)[1].decode("utf-8", "replace") for item in raw.split(b"\0")
+            if item.startswith(SUBMODULE.encode() + b" commit ")]
+
+
+_DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m")
 
 
 def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
@@ -233,6 +304,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     """
     news = []
     moves = []
+    refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
+               if ref.startswith("refs/replace/") and new not in ZERO]
     for old, new, _ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
@@ -240,11 +313,12 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         if old not in ZERO and _is_commit(cwd, old, env):
             moves.append((old, new))
     if not news:
-        return Report("push", [], 0, 0)
+        return Report("push", refused, 0, 0)
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
     report.mode = "push"
+    report.problems[:0] = refused
     for old, new in dict.fromkeys(moves):
-        res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=all",
+        res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev",
                              old, new, "--"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         for ch in changes:

@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any, Callable
 
-from gitmemfs.core import memfile
+from gitmemfs.core import memfile, paths
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
@@ -150,6 +150,11 @@ class Anthropic:
         path = args.get("path")
         rel = self.relative(path, allow_root=True)
         repo = self.open_repo()
+        if rel:  # the same jail as every write, before anything is looked at (issue 12, item 4)
+            try:
+                paths.check_jail(repo.root, paths.normalize_label(rel, "path", repo.root))
+            except paths.PathError as exc:
+                raise MemfsError(f"Error: {exc}") from None
         folder = os.path.join(repo.root, *rel.split("/")) if rel else repo.root
         if os.path.isdir(folder) and not rel.endswith(".md"):
             return Outcome(self.listing(repo.root, folder, str(path).rstrip("/")))
@@ -172,6 +177,8 @@ class Anthropic:
                 dirnames[:] = []
             for name in sorted(dirnames) + sorted(f for f in filenames if not f.startswith(".")):
                 full = os.path.join(dirpath, name)
+                if os.path.islink(full):
+                    continue  # not memory; its target may be anywhere, or nowhere
                 rel = os.path.relpath(full, folder).replace(os.sep, "/")
                 lines.append(f"{_size(full)}\t{shown}/{rel}")
         return ("Here're the files and directories up to 2 levels deep in "

@@ -1,0 +1,124 @@
+"""Which tree entries a memory repository may hold: modes, names, symlink targets.
+
+Pure functions over a path, a mode and (for a symlink) its target, called by
+`rules` (the one validator), so every gate judges entries the same way:
+
+- a memory path is a regular file (mode 100644 or 100755); a gitlink (160000) is
+  never memory, and a symbolic link may not point into `.git` or out of the
+  repository (`rules` also refuses symlinked Markdown in checked scope);
+- a name git's fsck flags (`.git` in its HFS and NTFS spellings, `git~1`, `.`,
+  `..`, trailing dots or spaces) is refused: one such tree makes every later push
+  to a server with `receive.fsckObjects` fail;
+- git control files (`.gitattributes`, `.gitmodules`, `.mailmap`, any `.git*`
+  below the top folder) are not memory: adding or changing one is refused.
+
+This module is on the pre-commit hook's path: `re` only.
+"""
+from __future__ import annotations
+
+import re
+
+REGULAR = ("100644", "100755")
+SYMLINK = "120000"
+GITLINK = "160000"
+
+# Code points HFS+ ignores when it compares names (git's utf8.c, next_hfs_char).
+_HFS_IGNORED = re.compile("[\u200c\u200d\u200e\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
+# NTFS drops trailing dots and spaces and reads `name:stream` as `name`.
+_NTFS_TAIL = re.compile(r"[. ]+$")
+# 8.3 short names git's fsck knows: git~1, and .gitmodules & co. (gitmod~1..4 or
+# the hashed fallback gi7eba~1..9).
+_SHORT = re.compile(r"^(?:git~1|(?:gitmod|gitatt|gitign|mailma)~[1-4]|(?:gi7eba|gi7d29|gi250a|maba30)~[1-9])$")
+_CONTROL = (".gitattributes", ".gitmodules", ".mailmap")
+
+GITLINK_PROBLEM = "is a gitlink (a submodule entry); memory paths must be regular files"
+CONTROL_PROBLEM = ("is a git control file, not memory; agents and dreams cannot add or change it "
+                   "(a person may commit it with the hooks off)")
+
+
+def fold(component: str) -> str:
+    """A name as HFS+ or NTFS would compare it: ignorable code points dropped,
+    ASCII case folded, an NTFS stream suffix and trailing dots and spaces dropped."""
+    name = _HFS_IGNORED.sub("", component)
+    name = "".join(c.lower() if c < "\x80" else c for c in name)
+    name = name.split(":", 1)[0]
+    stripped = _NTFS_TAIL.sub("", name)
+    return stripped if stripped or not name else name  # `.`, `..` stay themselves
+
+
+def is_dotgit(component: str) -> bool:
+    """Whether a filesystem on some platform would take this name for `.git`."""
+    name = fold(component)
+    return name == ".git" or name == "git~1"
+
+
+def name_problem(path: str) -> str | None:
+    """Why git's fsck (or a checkout on macOS or Windows) would flag `path`, if it would."""
+    for component in path.split("/"):
+        if component in ("", ".", ".."):
+            return "has an empty, '.' or '..' path component; git's fsck refuses such trees"
+        if is_dotgit(component):
+            return (f"has a path component {component!r} that git reads as .git on some systems; "
+                    "git's fsck refuses such trees")
+        if _SHORT.match(fold(component)):
+            return (f"has a path component {component!r} that is a Windows short name of a git "
+                    "control file; git's fsck refuses such trees")
+        if component[-1] in ". ":
+            return (f"has a path component {component!r} ending in a dot or a space, which Windows "
+                    "drops; rename it")
+        if "\\" in component:
+            return f"has a backslash in the path component {component!r}; use / between folders"
+    return None
+
+
+def is_control(path: str) -> bool:
+    """A git control file: `.gitattributes`, `.gitmodules` or `.mailmap` anywhere (in
+    any spelling a filesystem folds to them), or any `.git*` name below the top
+    folder (a nested `.gitignore`, `.gitattributes`, …)."""
+    parts = path.split("/")
+    for depth, component in enumerate(parts):
+        name = fold(component)
+        if name in _CONTROL:
+            return True
+        if depth > 0 and name.startswith(".git"):
+            return True
+    return False
+
+
+def symlink_problem(path: str, target: bytes) -> str | None:
+    """A symlink may only point at another path inside the repository, never into `.git`."""
+    text = target.decode("utf-8", "replace")
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    if not text or text.startswith("/") or "\0" in text:
+        return f"is a symbolic link to {shown!r}, outside the memory; memory paths must stay in the repository"
+    parts = path.split("/")[:-1]
+    for component in text.split("/"):
+        if component in ("", "."):
+            continue
+        if component == "..":
+            if not parts:
+                return (f"is a symbolic link to {shown!r}, outside the memory; "
+                        "memory paths must stay in the repository")
+            parts.pop()
+            continue
+        if is_dotgit(component):
+            return f"is a symbolic link to {shown!r}, into .git; memory paths must stay out of .git"
+        parts.append(component)
+    return None
+
+
+def entry_problems(path: str, mode: str | None, target: bytes | None = None) -> list[str]:
+    """Problems of one entry as it stands: its name, its mode, a symlink's target."""
+    out = []
+    name = name_problem(path)
+    if name is not None:
+        out.append(name)
+    if mode == GITLINK:
+        out.append(GITLINK_PROBLEM)
+    elif mode == SYMLINK and target is not None:
+        link = symlink_problem(path, target)
+        if link is not None:
+            out.append(link)
+    elif mode is not None and mode not in REGULAR and mode != SYMLINK:
+        out.append(f"has mode {mode}; memory paths must be regular files")
+    return out
