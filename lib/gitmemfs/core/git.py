@@ -23,8 +23,12 @@ from __future__ import annotations
 import io
 import os
 import select
-import signal
 import time
+
+try:  # the C module: `signal` itself imports `enum` (~5 ms on the hook path)
+    from _signal import SIGKILL, SIGPIPE
+except ImportError:  # pragma: no cover - another Python implementation
+    from signal import SIGKILL, SIGPIPE
 
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 from gitmemfs.core.redact import redact
@@ -251,7 +255,7 @@ def _end_group(cmd: object) -> None:
     if not pid:
         return
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, SIGKILL)
     except OSError:
         pass
 
@@ -378,7 +382,7 @@ class _Child:
                 # (posix_spawnp looks `git` up on this process's PATH, as subprocess
                 # would here: `environment()` never changes PATH.)
                 self.pid = os.posix_spawnp(argv[0], argv, env, file_actions=actions,
-                                           setsigdef=(signal.SIGPIPE,), setsid=session)
+                                           setsigdef=(SIGPIPE,), setsid=session)
             finally:
                 for fd in inherited:
                     os.set_inheritable(fd, False)
@@ -465,13 +469,13 @@ class _Child:
             # In its own session, the whole group goes (it is still unreaped, so
             # the group id cannot belong to anyone else).
             if self.session:
-                os.killpg(self.pid, signal.SIGKILL)
+                os.killpg(self.pid, SIGKILL)
             else:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, SIGKILL)
             os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
-        self.returncode = -signal.SIGKILL
+        self.returncode = -SIGKILL
 
     def close_pipes(self) -> None:
         for name in ("stdin", "stdout", "stderr"):
