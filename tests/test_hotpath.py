@@ -41,7 +41,7 @@ def test_plain_scalar_tests_match_the_patterns(text: str) -> None:
 
 
 @settings(max_examples=3000, deadline=None)
-@given(st.lists(st.sampled_from(["memory/", "MEMORY/", "skills/", "sKills/", "s\u017fills/".replace("s\u017f", "\u017fk"),
+@given(st.lists(st.sampled_from(["memory/", "MEMORY/", "skills/", "sKills/", "\u017fkills/", "s\u212aills/",
                                  "x", "a.md", ".md", ".MD", "/", "\u0131", "\u212a"]), max_size=5).map("".join))
 def test_flat_skill_matches_the_pattern(path: str) -> None:
     assert rules._flat_skill(path) == bool(FLAT_SKILL.match(path))
