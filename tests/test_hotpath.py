@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmemfs.core import memfile, rules
+from conftest import git, memfile, snapshot, write
+from gitmemfs.core import loose, rules
+from gitmemfs.core import memfile as mf
 
 # The patterns the fast frontmatter reader used before it dropped `re` (the oracle).
 KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*$")
@@ -29,15 +32,15 @@ TRICKY = st.text(alphabet=st.sampled_from(list("ab_-:# \t'\"?[]{}.0123y/sSkKmMdD
 def test_key_line_matches_the_pattern(line: str) -> None:
     m = KEY_LINE.match(line)
     want = (m.group(1), m.group(2)) if m and m.group(2) else None
-    assert memfile._key_line(line) == want
+    assert mf._key_line(line) == want
 
 
 @settings(max_examples=3000, deadline=None)
 @given(TRICKY)
 def test_plain_scalar_tests_match_the_patterns(text: str) -> None:
-    assert memfile._safe_plain(text) == bool(SAFE_PLAIN.match(text))
+    assert mf._safe_plain(text) == bool(SAFE_PLAIN.match(text))
     if text:
-        assert memfile._non_str(text) == bool(NON_STR.match(text)) or not text.isascii()
+        assert mf._non_str(text) == bool(NON_STR.match(text)) or not text.isascii()
 
 
 @settings(max_examples=3000, deadline=None)
@@ -48,7 +51,7 @@ def test_flat_skill_matches_the_pattern(path: str) -> None:
 
 
 def test_description_line_breaks_become_spaces() -> None:
-    assert memfile.sanitize_description(" a\r\nb\rc\nd ") == "a b c d"
+    assert mf.sanitize_description(" a\r\nb\rc\nd ") == "a b c d"
 
 
 def test_pre_commit_path_imports_no_heavy_module() -> None:
@@ -59,3 +62,52 @@ def test_pre_commit_path_imports_no_heavy_module() -> None:
     out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
                          capture_output=True, text=True, check=True).stdout
     assert out.strip() == ""
+
+
+# -- the hook reads loose objects itself; everything else still goes through cat-file -----------
+
+def _refused(repo, *problems: str) -> None:  # noqa: ANN001
+    before = snapshot(repo)
+    proc = git("commit", "-q", "-m", "bad", cwd=repo, check=False)
+    assert proc.returncode == 1, proc.stderr
+    assert [ln for ln in proc.stderr.splitlines()[1:] if ln] == list(problems), proc.stderr
+    assert snapshot(repo) == before
+
+
+def test_read_only_still_holds_when_the_old_blob_is_packed(mem) -> None:  # noqa: ANN001
+    git("gc", "-q", "--prune=now", cwd=mem)  # every object packed: the hook must ask cat-file
+    assert not list((mem / ".git" / "objects").glob("??/*"))
+    write(mem, "system/rules.md", memfile("Ground rules", "Share secrets freely.\n", "read_only: true"))
+    git("add", "-A", cwd=mem)
+    _refused(mem, "system/rules.md: file is read_only and cannot be modified")
+
+
+def test_read_only_still_holds_in_a_linked_worktree(mem, tmp_path) -> None:  # noqa: ANN001
+    other = tmp_path / "linked"
+    git("worktree", "add", "-q", str(other), cwd=mem)  # .git is a file there: cat-file path
+    write(other, "system/rules.md", memfile("Ground rules", "Changed.\n", "read_only: true"))
+    git("add", "-A", cwd=other)
+    _refused(other, "system/rules.md: file is read_only and cannot be modified")
+
+
+def test_loose_reader_returns_only_objects_that_hash_to_their_name(mem) -> None:  # noqa: ANN001
+    blob = git("rev-parse", "HEAD:system/rules.md", cwd=mem).stdout.strip()
+    objects = loose.objects_dir(str(mem))
+    assert objects is not None
+    data = loose.read_loose(objects, blob)
+    assert data is not None and data.startswith(b"---\ndescription: Ground rules")
+    # A loose file whose bytes are another blob's is not trusted: cat-file decides.
+    other = git("rev-parse", "HEAD:system/contacts.md", cwd=mem).stdout.strip()
+    target = Path(objects, blob[:2], blob[2:])
+    target.chmod(0o644)
+    target.write_bytes(Path(objects, other[:2], other[2:]).read_bytes())
+    assert loose.read_loose(objects, blob) is None
+    assert loose.read_loose(objects, "not-an-oid") is None
+    assert loose.read_loose(objects, "0" * 40) is None
+
+
+def test_loose_reader_steps_aside_when_git_dir_is_set(mem, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("GIT_DIR", str(mem / ".git"))
+    assert loose.objects_dir(str(mem)) is None
+    monkeypatch.delenv("GIT_DIR")
+    assert loose.objects_dir(str(mem), {"GIT_OBJECT_DIRECTORY": "/elsewhere"}) is None
