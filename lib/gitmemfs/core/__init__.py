@@ -11,5 +11,6 @@
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
     writer.py    the write path: lock, clean check, validate, write, commit, restore
+    hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns
 """

@@ -17,7 +17,7 @@ import os
 import zlib
 from typing import Sequence
 
-from gitmemfs.core import memfile, rules
+from gitmemfs.core import hookless, memfile, rules
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
@@ -122,19 +122,17 @@ class WriteSession:
                     _remove(self.repo.root, self.abspath(ch.path))
                 else:
                     created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
-            self.repo.git("add", "-A", "--", *literal(files))
             message = commit_message(reason, op, paths or files)
             author = self.repo.author()
-            args = (author.config() if author else []) + ["commit", "-q", "--no-edit",
-                                                          "--cleanup=whitespace", "-F", "-", "--",
-                                                          *literal(files)]
-            result = self.repo.git(*args, input=message, check=False)
+            # Validated above: commit without re-running our own hooks when that is safe.
+            result, sha = hookless.commit_validated(
+                self.repo, files, new_files=any(olds[f] is None for f in files),
+                author=author.config() if author else [], message=message)
             if result.code != 0:
                 if self.repo.git("diff", "--cached", "--quiet", "--", *literal(files),
                                  check=False).code == 0 and self.repo.head() == head:
                     raise MemfsError(no_effect)
                 raise GitError(result.argv, result.code, result.raw, result.err_raw)
-            sha = self.repo.head()
         except BaseException as exc:
             restore(self.repo, olds, created_dirs)
             _clear_journal(self.repo)
