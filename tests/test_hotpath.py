@@ -111,3 +111,16 @@ def test_loose_reader_steps_aside_when_git_dir_is_set(mem, monkeypatch) -> None:
     assert loose.objects_dir(str(mem)) is None
     monkeypatch.delenv("GIT_DIR")
     assert loose.objects_dir(str(mem), {"GIT_OBJECT_DIRECTORY": "/elsewhere"}) is None
+
+
+def test_checkout_launcher_runs_without_site_and_ignores_the_current_folder(mem, monkeypatch) -> None:  # noqa: ANN001
+    """bin/git-memory with the checkout's venv: -S with its site-packages named (yaml
+    still found), and a module in the current folder cannot shadow ours."""
+    monkeypatch.delenv("GIT_MEMFS_PYTHON")
+    (mem / "argparse.py").write_text("raise SystemExit('shadowed')\n")
+    git("add", "argparse.py", cwd=mem)
+    git("commit", "-q", "--no-verify", "-m", "a trap", cwd=mem)
+    proc = subprocess.run(["git", "memory", "create", "system/q.md", "body", "-d", "quoted: 'yes'", "-m", "yaml"],
+                          cwd=mem, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "description: 'quoted: ''yes'''" in (mem / "system" / "q.md").read_text()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from typing import Any, Callable, NoReturn, Sequence
@@ -27,11 +28,30 @@ from gitmemfs.core.redact import mask_secrets, redact, redact_obj
 class Parser(argparse.ArgumentParser):
     """argparse that raises UsageError instead of printing and exiting."""
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse builds a formatter for every add_argument; its default width comes
+        # from shutil (which imports bz2, lzma, ...: ~3 ms of every command). Same value.
+        return self.formatter_class(prog=self.prog, width=terminal_width() - 2)
+
     def error(self, message: str) -> NoReturn:
         m = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
         if m:
             message = f"unknown command '{m.group(1)}'"
         raise UsageError(f"{message} (see {self.prog} -h)", details={"usage": self.format_usage().strip()})
+
+
+def terminal_width() -> int:
+    """shutil.get_terminal_size().columns without importing shutil."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ else 0
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool, quiet: bool = True) -> None:
