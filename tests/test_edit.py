@@ -289,7 +289,7 @@ def test_agent_identity_from_env_and_config(mem: Path) -> None:
     ok(memory("create", "notes/a.md", "x", "-d", "d", "-m", "as agent", cwd=mem,
               env={"AGENT_ID": "agent-123", "AGENT_NAME": "Helper", "MEMORY_DIR": str(mem)}))
     assert git("log", "-1", "--format=%an <%ae>|%cn <%ce>", cwd=mem).stdout.strip() == \
-        "Helper <agent-123@letta.com>|Helper <agent-123@letta.com>"
+        "Helper <agent-123@agents.invalid>|Helper <agent-123@agents.invalid>"
     git("config", "memory.agentId", "agent-9", cwd=mem)
     git("config", "memory.agentEmail", "bot@example.org", cwd=mem)
     ok(memory("create", "notes/b.md", "x", "-d", "d", "-m", "from config", cwd=mem))

@@ -9,7 +9,7 @@ from gitmemfs import __version__
 from gitmemfs.cli import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
 from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
 from gitmemfs.core.errors import UsageError
-from gitmemfs.core.repo import Repo, open_repo
+from gitmemfs.core.repo import Repo, choice_note, open_repo
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
 MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
@@ -37,7 +37,11 @@ class Context:
         self.memory_dir: str | None = getattr(args, "memory_dir", None)
 
     def repo(self, *, require_memory: bool = True) -> Repo:
-        return open_repo(self.memory_dir, require_memory=require_memory)
+        repo = open_repo(self.memory_dir, require_memory=require_memory)
+        note = None if self.quiet or self.json else choice_note(self.memory_dir)
+        if note:
+            sys.stderr.write(note + "\n")
+        return repo
 
 
 def build_parser() -> Parser:

@@ -35,15 +35,49 @@ def agent_home(agent_id: str, env: Mapping[str, str] | None = None) -> str:
 
 def locate(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, bool]:
     """(directory, explicit): where the memory repo should be, and whether it was named."""
+    path, source = locate_why(memory_dir, env)
+    return path, source != "the current directory"
+
+
+def locate_why(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(directory, what chose it): `--memory-dir`, `MEMORY_DIR=…`, `AGENT_ID=…`, … or
+    "the current directory" — for messages that say which repository and why."""
     if memory_dir:
-        return os.path.abspath(os.path.expanduser(memory_dir)), True
-    named = _env(env, "MEMORY_DIR", "LETTA_MEMORY_DIR")
-    if named:
-        return os.path.abspath(os.path.expanduser(named)), True
-    agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID")
-    if agent:
-        return agent_home(agent, env), True
-    return os.getcwd(), False
+        return os.path.abspath(os.path.expanduser(memory_dir)), "--memory-dir"
+    for name in ("MEMORY_DIR", "LETTA_MEMORY_DIR"):
+        named = _env(env, name)
+        if named:
+            return os.path.abspath(os.path.expanduser(named)), f"{name}={named}"
+    for name in ("AGENT_ID", "LETTA_AGENT_ID"):
+        agent = _env(env, name)
+        if agent:
+            return agent_home(agent, env), f"{name}={agent}"
+    return os.getcwd(), "the current directory"
+
+
+def _enclosing_work_tree(path: str) -> str | None:
+    """The nearest folder at or above `path` holding `.git` (no git process)."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _agent_hint(path: str, source: str) -> str:
+    """For a repository chosen by an agent id: the one the current directory is in,
+    and how to pick it instead."""
+    if "AGENT_ID=" not in source:
+        return ""
+    here = _enclosing_work_tree(os.getcwd())
+    if here is None or os.path.abspath(here) == os.path.abspath(path):
+        return ""
+    return (f" {source} chooses that folder; the current directory is in {here}: "
+            f"pass --memory-dir {here} or set MEMORY_DIR to use it (memory.agentId sets the "
+            "author without choosing the folder)")
 
 
 # Plain classes rather than dataclasses: every command imports this module, and
@@ -112,7 +146,11 @@ class Repo:
         if not agent:
             return None
         name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
-        email = (self.cfg("memory.agentEmail") or "").strip() or f"{agent}@letta.com"
+        # letta.com addresses only for Letta's own agents (LETTA_AGENT_ID); anyone else's
+        # agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
+        letta = _env(env, "LETTA_AGENT_ID") == agent and not _env(env, "AGENT_ID")
+        email = (self.cfg("memory.agentEmail") or "").strip() or (
+            f"{agent}@letta.com" if letta else f"{agent}@agents.invalid")
         return Author(name, email, agent)
 
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
@@ -143,9 +181,12 @@ def describe_git_dir(path: str) -> tuple[str, str, str] | None:
 
 def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = None,
               require_memory: bool = True) -> Repo:
-    path, explicit = locate(memory_dir, env)
+    path, source = locate_why(memory_dir, env)
+    explicit = source != "the current directory"
     if not os.path.isdir(path):
-        raise EnvironmentProblem(f"memory: memory directory does not exist: {path}")
+        hint = _agent_hint(path, source) or (
+            f" ({source}); create it with git memory init {path}" if explicit else "")
+        raise EnvironmentProblem(f"memory: memory directory does not exist: {path}{hint}")
     found = describe_git_dir(path)
     if found is None:
         where = path if explicit else "the current directory"
@@ -207,3 +248,11 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def choice_note(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """A note when an agent id chose the repository although the current directory
+    is in another one: which was used, why, and how to pick the other."""
+    path, source = locate_why(memory_dir, env)
+    hint = _agent_hint(path, source)
+    return f"note: using {path}.{hint}" if hint else None
