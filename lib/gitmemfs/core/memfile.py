@@ -100,14 +100,15 @@ class Entry:
 class MemFile:
     """A parsed memory file. Rendering it back preserves the body byte for byte."""
 
-    __slots__ = ("description", "body", "entries", "eol")
+    __slots__ = ("description", "body", "entries", "eol", "head")
 
     def __init__(self, description: str, body: str, entries: list[Entry] | None = None,
-                 eol: str = "\n"):
+                 eol: str = "\n", head: str | None = None):
         self.description = description
         self.body = body
         self.entries = entries or []
         self.eol = eol
+        self.head = head  # the frontmatter block exactly as read, for body-only edits
 
     def get(self, key: str) -> Entry | None:
         for entry in self.entries:
@@ -254,7 +255,8 @@ def parse(text: str) -> MemFile:
     description = (desc_entry.value or "").strip() if desc_entry and desc_entry.scalar else ""
     if not description:
         raise FrontmatterError("description")
-    return MemFile(description=description, body=body, entries=entries, eol=eol)
+    return MemFile(description=description, body=body, entries=entries, eol=eol,
+                   head=text[:len(text) - len(body)])
 
 
 # --- rendering ----------------------------------------------------------------------
@@ -287,6 +289,9 @@ def render(description: str, body: str, *, entries: list[Entry] | None = None,
 
 
 def render_file(mf: MemFile, *, description: str | None = None, body: str | None = None) -> str:
+    if description is None and mf.head is not None:
+        # A body-only edit keeps the frontmatter byte for byte (comments, spacing, quotes).
+        return mf.head + (mf.body if body is None else body)
     return render(mf.description if description is None else description,
                   mf.body if body is None else body, entries=mf.entries, eol=mf.eol)
 

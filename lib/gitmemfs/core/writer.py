@@ -145,10 +145,24 @@ class WriteSession:
         return sha or ""
 
 
+SUBJECT_MAX = 200
+
+
 def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
     trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)]
-    return reason.strip() + "\n\n" + "\n".join(trailers) + "\n"
+    return _subject_and_body(reason.strip()) + "\n\n" + "\n".join(trailers) + "\n"
 
+
+def _subject_and_body(reason: str) -> str:
+    """The reason's first line is the subject; one over SUBJECT_MAX characters is cut
+    at a word (with '…') and the whole reason follows as the body."""
+    first, _, rest = reason.partition("\n")
+    if len(first) <= SUBJECT_MAX:
+        # git's subject is the first paragraph: keep the second line out of it.
+        return first + ("\n\n" + rest.lstrip("\n") if rest.strip() else "")
+    cut = first[:SUBJECT_MAX - 1]
+    cut = cut.rsplit(" ", 1)[0] if " " in cut[SUBJECT_MAX // 2:] else cut
+    return cut.rstrip() + "…\n\n" + reason
 
 def _hook_text(exc: GitError) -> str:
     """A hook's report (or git's error) folded onto one line."""
