@@ -203,7 +203,7 @@ def test_dirty_worktree_is_snapshotted_and_kept(repo: Path) -> None:
     assert show(repo, ref, "scratch.txt") == "draft thoughts\n"
     assert show(repo, ref, "drafts/idea.md") == "unfinished\n"
     assert show(repo, ref, "system/human.md").endswith("Edited but not committed.\n")
-    assert show(repo, ref + "~1", "notes/kept.md").endswith("Committed before the mess.")
+    assert show(repo, ref + "~1", "notes/kept.md").endswith("Committed before the mess.\n")
     assert snapshot(repo) == before
     assert_cleaned_up(repo)
 

@@ -127,3 +127,27 @@ def hookless_repo(path: Path):  # noqa: ANN201
 
 if sys.platform != "linux":  # pragma: no cover
     pytestmark = pytest.mark.skip("hook scripts are POSIX sh")
+
+
+# -- global options: the same on all three commands -------------------------------------------
+
+def test_view_of_a_folder_in_json_lists_its_files(mem: Path) -> None:
+    import json
+    out = json.loads(memory("view", "reference/history", "--json", cwd=mem).stdout)
+    assert out["kind"] == "folder"
+    assert out["files"] == [{"path": "reference/history/a.md", "description": "History A"},
+                            {"path": "reference/history/b.md", "description": "History B"}]
+
+
+def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) -> None:
+    import json
+
+    from conftest import run
+    proc = run("dream", "-q", "--agent", "builtin:noop", "--no-sandbox", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and proc.stderr == ""
+    proc = run("dream", "--json", "--agent", "builtin:noop", "--no-sandbox", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] and proc.stderr == ""
+    elsewhere = run("dream", "--memory-dir", str(mem), "-q", "list", cwd=tmp_path)
+    assert elsewhere.returncode == 0 and elsewhere.stdout == ""

@@ -332,7 +332,9 @@ class Editor:
         folder = os.path.join(self.repo.root, *label.split("/"))
         if not file_path.strip().endswith(".md") and os.path.isdir(folder):
             self.jail(label)
-            return Outcome(self.listing(label), extra={"path": label + "/", "kind": "folder"})
+            text = self.listing(label)
+            files = [dict(zip(("path", "description"), row.split("\t", 1))) for row in text.split("\n") if row]
+            return Outcome(text, extra={"path": label + "/", "kind": "folder", "files": files})
         rel = paths.file_of(label)
         target = self.jail(rel)
         try:
