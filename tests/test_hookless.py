@@ -151,3 +151,22 @@ def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) 
     assert json.loads(proc.stdout)["ok"] and proc.stderr == ""
     elsewhere = run("dream", "--memory-dir", str(mem), "-q", "list", cwd=tmp_path)
     assert elsewhere.returncode == 0 and elsewhere.stdout == ""
+
+
+# -- unknown commands ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd,argv,expect", [
+    ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
+    ("memory", ["creat", "x"], "did you mean 'create'?"),
+    ("memory", ["log"], "plain git does it here: git log"),
+    ("memory", ["revert", "HEAD"], "plain git does it here: git revert COMMIT"),
+    ("dream", ["shwo", "1"], "unknown command 'shwo'; did you mean 'show'?"),
+    ("memory-patch", ["-m", "r", "--jsn", "-"], "unrecognized arguments: --jsn"),
+])
+def test_unknown_commands_suggest_the_closest_or_plain_git(repo: Path, cmd: str, argv: list[str],
+                                                           expect: str) -> None:
+    from conftest import run
+    proc = run(cmd, *argv, cwd=repo)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and expect in proc.stderr, proc.stderr
+    assert "-h)" in proc.stderr

@@ -83,11 +83,11 @@ class Editor:
 
     def file_rel(self, file_path: str, command: str) -> str:
         """The file a file command works on; a path ending in '/' names a folder."""
-        if isinstance(file_path, str) and file_path.strip().endswith("/"):
-            folder = file_path.strip().rstrip("/") or "notes"
+        label = self.label(file_path, "file_path")
+        if file_path.strip().endswith("/"):
             raise MemfsError(f"memory {command}: {file_path.strip()} is a folder (it ends with /); "
-                             f"give a file path such as {folder}/notes.md")
-        return paths.file_of(self.label(file_path, "file_path"))
+                             f"give a file path such as {label}/notes.md")
+        return paths.file_of(label)
 
     def jail(self, rel: str) -> str:
         try:
