@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man lint install clean
+.PHONY: venv test demo bench man completion lint install clean
 
 venv: $(STAMP)
 
@@ -29,6 +29,10 @@ bench: venv
 
 man: venv
 	$(PY) tools/make_man.py
+
+# bash, zsh and fish completion from the parsers (shtab, at build time only).
+completion: venv
+	$(PY) tools/make_completion.py
 
 lint: venv
 	$(PY) -m ruff check lib tests bench examples tools
