@@ -79,7 +79,7 @@ def _fish(command: str, parser: argparse.ArgumentParser) -> str:
         helps = {c.dest: c.help or "" for c in action._choices_actions}
         names += [(name, helps.get(name, "")) for name in action.choices]
     conds = [(f"-c {command}", "__fish_use_subcommand"),
-             (f"-c git", f"__fish_seen_subcommand_from {git_sub}")]
+             ("-c git", f"__fish_seen_subcommand_from {git_sub}")]
     for target, cond in conds:
         for name, text in names:
             lines.append(f"complete {target} -f -n '{cond}' -a {name} -d {_quote(text)}")
