@@ -155,7 +155,11 @@ def _emit(result: Any, as_json: bool, quiet: bool = False) -> int:
         if not quiet:
             print_text(result.message)
     else:
-        print_text("error: " + " ".join(result.message.split("\n")), sys.stderr)
+        text = " ".join(result.message.split("\n"))
+        log = getattr(result, "log", None)
+        if log and log not in text:  # a failure always says where the whole story is
+            text += f" (log: {log})"
+        print_text("error: " + text, sys.stderr)
     return code
 
 

@@ -6,6 +6,7 @@
     sources.py    --from transcript:/openhands: sources, normalised, sliced at the cursor
     payload.py    the prompt: our instructions, the memory snapshot, the transcript
     runner.py     running the agent command: env, process group, log, timeout
+    progress.py   the live line and the heartbeat while the agent runs
     sandbox.py    Landlock (and a seccomp filter against chmod) applied by a launcher
     quarantine.py the agent's own object folder; importing its objects verified
     recovery.py   collecting what a run left (refs disarmed, objects in); leftovers
