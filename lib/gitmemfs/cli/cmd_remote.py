@@ -67,6 +67,8 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
     def notify(message: str) -> None:
         if not ctx.quiet:
             print_text(f"warning: {message}", sys.stderr)
+    # A live "waiting for the server" line on a terminal (remote/waiting.py).
+    notify.live = not (ctx.quiet or ctx.json) and sys.stderr.isatty()  # type: ignore[attr-defined]
     return notify
 
 
