@@ -5,14 +5,16 @@ import argparse
 import os
 import stat
 import sys
-from typing import Any
 
 from gitmemfs.core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.core.outcome import Outcome
     from gitmemfs.edit.editor import Editor
+
 
 # Operations are imported by the handlers: a command pays only for what it runs.
 SCHEMAS = ("letta", "anthropic")  # toolcall.SCHEMAS (tests check they agree)
