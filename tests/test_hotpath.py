@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -124,3 +125,26 @@ def test_checkout_launcher_runs_without_site_and_ignores_the_current_folder(mem,
                           cwd=mem, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "description: 'quoted: ''yes'''" in (mem / "system" / "q.md").read_text()
+
+
+@pytest.mark.parametrize("argv", [
+    ["str_replace", "system/a.md", "x", "y", "-m", "r"],
+    ["--json", "create", "notes/a.md", "body", "-d", "d", "-m", "r"],
+    ["--memory-dir", "/tmp/x", "-q", "insert", "system/a.md", "3", "t", "-m", "r"],
+    ["--memory-dir=/tmp/x", "view", "system/", "--json"],
+    ["config", "--json"],
+])
+def test_an_edit_builds_only_its_part_of_the_parser_with_the_same_result(argv: list[str]) -> None:
+    """command_word picks the subcommand past the global options; the partial parser
+    parses exactly as the whole one does."""
+    from gitmemfs.cli.memory import build_parser, command_word
+    word = command_word(argv)
+    assert word == next(a for a in argv if not a.startswith("-") and a != "/tmp/x")
+    partial, whole = build_parser(word), build_parser()
+    assert vars(partial.parse_args(argv)) == vars(whole.parse_args(argv))
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["--version"], ["--bogus", "view"], []])
+def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
+    from gitmemfs.cli.memory import command_word
+    assert command_word(argv) is None

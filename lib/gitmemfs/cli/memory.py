@@ -47,7 +47,9 @@ class Context:
         return repo
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The whole parser; with `command`, only up to the module that registers it (an
+    edit pays for its own subcommands, not for all of them). Unknown: all of them."""
     parser = Parser(prog="git memory", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_global_options(parser, suppress=False)
@@ -59,7 +61,28 @@ def build_parser() -> Parser:
                                 title="commands")
     for module in MODULES:
         module.register(sub, common)
+        if command is not None and command in sub.choices:
+            break
     return parser
+
+
+_GLOBAL_FLAGS = ("--json", "-q", "--quiet")
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv`, past the global options; None when anything
+    else comes first (-h, --version, a typo'd option): then the whole parser answers."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--memory-dir":
+            i += 2
+            continue
+        if arg in _GLOBAL_FLAGS or arg.startswith("--memory-dir="):
+            i += 1
+            continue
+        return None if arg.startswith("-") else arg
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -67,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
-    parser = build_parser()
+    command = command_word(argv)
+    parser = build_parser(command)
+    if command is not None and not any(command in a.choices for a in parser._actions
+                                       if isinstance(a, argparse._SubParsersAction)):
+        parser = build_parser()  # unknown: suggestions need every command
     args = parser.parse_args(argv)
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
