@@ -170,3 +170,17 @@ def test_unknown_commands_suggest_the_closest_or_plain_git(repo: Path, cmd: str,
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: ") and expect in proc.stderr, proc.stderr
     assert "-h)" in proc.stderr
+
+
+def test_writes_are_fsynced_only_when_git_fsyncs_its_objects(mem: Path) -> None:
+    from gitmemfs.core import writer
+    repo = hookless_repo(mem)
+    assert not writer.durable(repo)  # git's default: no fsync of loose objects
+    for value in ("committed", "objects,-pack", "loose-object", "all"):
+        git("config", "core.fsync", value, cwd=mem)
+        assert writer.durable(hookless_repo(mem)), value
+    git("config", "core.fsync", "index", cwd=mem)
+    assert not writer.durable(hookless_repo(mem))
+    git("config", "core.fsyncObjectFiles", "true", cwd=mem)
+    assert writer.durable(hookless_repo(mem))
+    assert edit(mem).returncode == 0  # and the durable path still edits

@@ -292,7 +292,8 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable(repo):
+                    os.fsync(fh.fileno())
                 created_mode = os.fstat(fh.fileno()).st_mode & 0o7777
             if created_mode != mode:
                 os.chmod(tmp, mode)
@@ -304,6 +305,16 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
             if exc.errno != 18 or tmpdir == parent:  # EXDEV: try the same folder
                 raise
     return list(reversed(created))
+
+
+def durable(repo: Repo) -> bool:
+    """fsync our writes only when git fsyncs the objects of a commit (core.fsync with
+    `loose-object`, `objects`, `committed` or `all`; core.fsyncObjectFiles): by default
+    git does not, and an edit is then as durable as the `git commit` it replaces. A
+    killed writer needs no fsync: the journal (in the page cache) undoes its half."""
+    setting = (repo.cfg("core.fsync") or "").replace(" ", "").lower().split(",")
+    wanted = {"loose-object", "objects", "committed", "all"}
+    return bool(wanted & set(setting)) or repo.cfg_bool("core.fsyncObjectFiles")
 
 
 def _temp_file(folder: str, mode: int = 0o600) -> tuple[int, str]:
@@ -377,7 +388,8 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
         fh.flush()
-        os.fsync(fh.fileno())
+        if durable(repo):
+            os.fsync(fh.fileno())
     os.replace(tmp, _journal_path(repo))
 
 
