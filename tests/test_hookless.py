@@ -184,3 +184,17 @@ def test_writes_are_fsynced_only_when_git_fsyncs_its_objects(mem: Path) -> None:
     git("config", "core.fsyncObjectFiles", "true", cwd=mem)
     assert writer.durable(hookless_repo(mem))
     assert edit(mem).returncode == 0  # and the durable path still edits
+
+
+def test_a_failing_commit_of_a_tracked_file_reports_git_not_no_effect(mem: Path, tmp_path: Path) -> None:
+    """Without `git add` first, a commit that fails for git's own reasons (no identity)
+    must still say why, and roll back."""
+    empty = tmp_path / "empty.gitconfig"
+    empty.write_text("")
+    before = snapshot(mem)
+    proc = memory("str_replace", "system/contacts.md", "Tom", "Thomas", "-m", "m", cwd=mem,
+                  env={"GIT_CONFIG_GLOBAL": str(empty), "EMAIL": "", "GIT_AUTHOR_EMAIL": ""})
+    if proc.returncode == 0:
+        pytest.skip("git found an identity from the system (hostname/EMAIL)")
+    assert "set AGENT_ID" in proc.stderr and "no effective changes" not in proc.stderr
+    assert snapshot(mem) == before

@@ -179,5 +179,7 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
     else:
         result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message)
     if result.code != 0:
+        if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
+            repo.git("add", "-A", "--", *pathspecs, check=False)
         return result, None
     return result, head_sha(repo) or repo.head()
