@@ -148,3 +148,12 @@ def test_an_edit_builds_only_its_part_of_the_parser_with_the_same_result(argv: l
 def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
     from gitmemfs.cli.memory import command_word
     assert command_word(argv) is None
+
+
+def test_run_light_many_runs_each_command_and_keeps_their_order(mem) -> None:  # noqa: ANN001
+    from gitmemfs.core import git as gitrun
+    top, bad, cfg = gitrun.run_light_many([["rev-parse", "--show-toplevel"], ["rev-parse", "--verify", "nope"],
+                                           ["config", "-z", "--list"]], cwd=str(mem / "system"))
+    assert top.code == 0 and top.out.strip() == str(mem)
+    assert bad.code != 0
+    assert cfg.code == 0 and "memory.repo\ntrue" in cfg.out

@@ -289,6 +289,34 @@ def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     return _checked(Result(child.returncode, out, err, argv), check, ok)
 
 
+def run_light_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[str] | None = None,
+                   timeout: float | None = DEFAULT_TIMEOUT) -> list[Result]:
+    """Several short read-only git commands at once (check=False, no input): all start
+    before any is waited for, so their start-ups overlap on a second core. Each one's
+    output is read to the end in turn; one that fills its pipe just waits for us."""
+    env = environment(None)
+    children = []
+    try:
+        for args in commands:
+            argv = _located(argv_for(args), cwd)
+            try:
+                children.append(_Child(argv, env, stdin=False))
+            except FileNotFoundError:
+                raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
+            except OSError as exc:
+                raise GitError(argv, -1, stderr=str(exc)) from None
+        results = []
+        for child in children:
+            out, err = child.communicate(None, timeout)
+            results.append(Result(child.returncode, out, err, child.argv))
+        return results
+    except BaseException:
+        for child in children:
+            child.kill()
+            child.close_pipes()
+        raise
+
+
 def _spooled(argv: list[str], env: dict[str, str], data: bytes | None, timeout: float | None,
              pass_fds: Sequence[int]) -> Result:
     import tempfile  # only this path needs it

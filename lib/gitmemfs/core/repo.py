@@ -160,8 +160,15 @@ class Repo:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
 
 
+_CONFIG_LIST = ("config", "-z", "--list")
+_DESCRIBE = ("rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+
+
 def read_config(cwd: str) -> dict[str, list[str]]:
-    res = git.run_light(["config", "-z", "--list"], cwd=cwd, check=False)
+    return _parse_config(git.run_light(list(_CONFIG_LIST), cwd=cwd, check=False))
+
+
+def _parse_config(res: git.Result) -> dict[str, list[str]]:
     config: dict[str, list[str]] = {}
     for item in res.zsplit():
         key, _, value = item.partition("\n")
@@ -171,8 +178,10 @@ def read_config(cwd: str) -> dict[str, list[str]]:
 
 def describe_git_dir(path: str) -> tuple[str, str, str] | None:
     """(top level, git dir, common dir) of the work tree containing `path`, or None."""
-    res = git.run_light(["rev-parse", "--is-bare-repository", "--show-toplevel",
-                         "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False)
+    return _parse_describe(git.run_light(list(_DESCRIBE), cwd=path, check=False), path)
+
+
+def _parse_describe(res: git.Result, path: str) -> tuple[str, str, str] | None:
     lines = res.out.splitlines()
     if res.code != 0 or len(lines) != 4:
         if lines and lines[0] == "true":
@@ -190,14 +199,17 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
         hint = _agent_hint(path, source) or (
             f" ({source}); create it with git memory init {path}" if explicit else "")
         raise EnvironmentProblem(f"memory: memory directory does not exist: {path}{hint}")
-    found = describe_git_dir(path)
+    # Where the repository is and its config, both at once: config from any folder of
+    # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
+    described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
+    found = _parse_describe(described, path)
     if found is None:
         where = path if explicit else "the current directory"
         raise EnvironmentProblem(
             f"memory: {where} is not a git repository. This tool requires a git-backed memory "
             f"filesystem; run git memory init {path if explicit else '.'}")
     top, git_dir, common = found
-    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
+    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=_parse_config(listed))
     if require_memory and not repo.is_memory_repo:
         raise EnvironmentProblem(f"memory: {top} is not a memory repository; run git memory init there "
                                  "(or git config memory.repo true if it already holds memory)")
