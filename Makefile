@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man lint install clean
+.PHONY: venv test demo bench man completion lint install clean
 
 venv: $(STAMP)
 
@@ -15,6 +15,9 @@ $(STAMP): setup.cfg pyproject.toml $(wildcard man/*.1)
 	@# An editable install skips data_files; put the man pages where `pip install .`
 	@# would, so `git memory --help` finds them with $(VENV)/bin on PATH.
 	mkdir -p $(VENV)/share/man/man1 && cp man/*.1 $(VENV)/share/man/man1/
+	@# Bytecode, as pip install writes it (an editable install does not): with
+	@# PYTHONDONTWRITEBYTECODE set, every command would otherwise compile lib/ anew.
+	$(PY) -m compileall -q lib
 	touch $(STAMP)
 
 # In parallel (pytest-xdist); the import contract runs as tests/test_architecture.py.
@@ -25,10 +28,15 @@ demo: venv
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PY) examples/demo.py
 
 bench: venv
+	$(PY) -m compileall -q lib
 	PATH="$(CURDIR)/bin:$$PATH" $(PY) bench/run.py $(BENCH_ARGS)
 
 man: venv
 	$(PY) tools/make_man.py
+
+# bash, zsh and fish completion from the parsers (shtab, at build time only).
+completion: venv
+	$(PY) tools/make_completion.py
 
 lint: venv
 	$(PY) -m ruff check lib tests bench examples tools

@@ -26,7 +26,7 @@ def test_letta_create_and_str_replace(repo: Path) -> None:
     code, out = call(repo, {"command": "str_replace", "reason": "New number", "file_path": "system/contacts.md",
                             "old_string": "0100", "new_string": "0111"}, stdin=True)
     assert code == 0, out
-    assert (repo / "system/contacts.md").read_text().endswith("Sarah: +1-555-0111")
+    assert (repo / "system/contacts.md").read_text().endswith("Sarah: +1-555-0111\n")
     assert git("log", "-1", "--format=%s", cwd=repo).stdout.strip() == "New number"
 
 

@@ -203,7 +203,7 @@ def test_dirty_worktree_is_snapshotted_and_kept(repo: Path) -> None:
     assert show(repo, ref, "scratch.txt") == "draft thoughts\n"
     assert show(repo, ref, "drafts/idea.md") == "unfinished\n"
     assert show(repo, ref, "system/human.md").endswith("Edited but not committed.\n")
-    assert show(repo, ref + "~1", "notes/kept.md").endswith("Committed before the mess.")
+    assert show(repo, ref + "~1", "notes/kept.md").endswith("Committed before the mess.\n")
     assert snapshot(repo) == before
     assert_cleaned_up(repo)
 
@@ -335,6 +335,11 @@ def test_merge_conflict_leaves_the_parent_unchanged_and_keeps_work(repo: Path, t
     assert not (common_dir(repo) / "MERGE_HEAD").exists()
     assert "The user drinks tea." in show(repo, out["kept_ref"], "system/human.md")
     assert_cleaned_up(repo)
+    # `git dream show` names the paths and the exact ways out.
+    text = dream(repo, "show", out["id"]).stdout
+    assert "conflicting paths (changed on main since the dream started):\n    system/human.md" in text
+    assert f"git merge --no-ff {out['kept_ref']}" in text and "git add -- system/human.md" in text
+    assert f"git dream drop {out['id']}" in text and "retry on top of the new main" in text
 
 
 def test_parent_dirty_at_the_end_keeps_work_and_touches_nothing(repo: Path, tmp_path: Path) -> None:

@@ -120,7 +120,7 @@ def test_forged_object_fails_the_import_and_leaves_the_parent_alone(repo: Path) 
     assert snapshot(repo) == before
     assert sorted((common_dir(repo) / "objects" / "pack").glob("*")) == packs, "nothing came in"
     # The files the agent left are kept as plain files, hashed by us: the real text.
-    assert out["kept_ref"] and show(repo, out["kept_ref"], "notes/forged.md").endswith("The real text.")
+    assert out["kept_ref"] and show(repo, out["kept_ref"], "notes/forged.md").endswith("The real text.\n")
     record = json.loads((common_dir(repo) / "dream" / "runs" / out["id"] / "run.json").read_text())
     assert record["quarantine"] == str(quarantine)
     assert_cleaned_up(repo)

@@ -65,4 +65,4 @@ def test_llm_recipe_turns_answers_into_validated_commits(repo: Path, fakebin: Pa
     assert "--no-log -s" in log
     assert '"ok": false' in log, "the broken call is refused and reported"
     assert out["status"] == "merged" and out["commits"] == 1
-    assert (repo / "notes/deploys.md").read_text().endswith("Deploys happen on Tuesdays.")
+    assert (repo / "notes/deploys.md").read_text().endswith("Deploys happen on Tuesdays.\n")

@@ -40,7 +40,8 @@ def test_create_writes_rendered_file_and_commits_with_reason_and_trailers(repo: 
                     "-m", "Remember Sarah's number", cwd=repo))
     sha = head(repo)
     assert out == f"Memory create committed ({sha[:7]}).\n"
-    assert (repo / "system/contacts.md").read_text() == "---\ndescription: Contacts memory\n---\nSarah: +1-555-0100"
+    # A text file ends with a newline: create adds the one a command-line argument lacks.
+    assert (repo / "system/contacts.md").read_text() == "---\ndescription: Contacts memory\n---\nSarah: +1-555-0100\n"
     subject, body = last_commit(repo)
     assert subject == "Remember Sarah's number"
     assert "Memory-Op: create\nMemory-Path: system/contacts.md" in body
@@ -56,7 +57,7 @@ def test_create_reads_body_from_stdin(repo: Path) -> None:
     ok(memory("create", "notes/a.md", "-", "-d", "From stdin", "-m", "pipe", cwd=repo, input="line 1\nline 2\n"))
     assert (repo / "notes/a.md").read_text().endswith("---\nline 1\nline 2\n")
     ok(memory("create", "notes/b.md", "-d", "Piped", "-m", "pipe again", cwd=repo, input="piped body"))
-    assert (repo / "notes/b.md").read_text().endswith("---\npiped body")
+    assert (repo / "notes/b.md").read_text().endswith("---\npiped body\n")
 
 
 def test_create_sanitizes_and_quotes_the_description(repo: Path) -> None:
@@ -162,8 +163,6 @@ def test_read_only_variants_are_all_protected(repo: Path) -> None:
     ("a\nb", 99, "x", "a\nb\nx"),
     ("a\nb\n", 3, "x", "a\nb\nx\n"),
     ("a\nb\n", 99, "x", "a\nb\nx\n"),
-    ("a\nb\n", 0, "x", "x\na\nb\n"),
-    ("a\nb\n", -5, "x", "x\na\nb\n"),
     ("", 1, "x", "x"),
     ("a\nb", 1, "x\n", "x\na\nb"),
     ("a\nb\n", 2, "", "a\n\nb\n"),
@@ -289,7 +288,7 @@ def test_agent_identity_from_env_and_config(mem: Path) -> None:
     ok(memory("create", "notes/a.md", "x", "-d", "d", "-m", "as agent", cwd=mem,
               env={"AGENT_ID": "agent-123", "AGENT_NAME": "Helper", "MEMORY_DIR": str(mem)}))
     assert git("log", "-1", "--format=%an <%ae>|%cn <%ce>", cwd=mem).stdout.strip() == \
-        "Helper <agent-123@letta.com>|Helper <agent-123@letta.com>"
+        "Helper <agent-123@agents.invalid>|Helper <agent-123@agents.invalid>"
     git("config", "memory.agentId", "agent-9", cwd=mem)
     git("config", "memory.agentEmail", "bot@example.org", cwd=mem)
     ok(memory("create", "notes/b.md", "x", "-d", "d", "-m", "from config", cwd=mem))
@@ -328,3 +327,52 @@ def test_missing_identity_gets_a_hint(mem: Path, tmp_path: Path) -> None:
         pytest.skip("git found an identity from the system (hostname/EMAIL)")
     assert "set AGENT_ID" in proc.stderr
     assert snapshot(mem) == before
+
+
+def test_create_and_tidy_agree_on_the_final_newline(repo: Path) -> None:
+    from gitmemfs.dream.builtin import tidy_text
+    ok(memory("create", "notes/n.md", "no newline given", "-d", "N", "-m", "n", cwd=repo))
+    text = (repo / "notes/n.md").read_text()
+    assert tidy_text(text) == (text, [])
+
+
+def test_insert_line_zero_or_negative_is_refused_with_the_range(repo: Path) -> None:
+    write(repo, "notes/ins.md", memfile("Insert target", "a\nb\n"))
+    commit_all(repo)
+    for line in ("0", "-5"):
+        err = refused(repo, "insert", "notes/ins.md", line, "x", "-m", "insert", expect="LINE is 1-based")
+        assert "from 1 (the top) to 3 (after the last line" in err
+
+
+@pytest.mark.parametrize("args", [
+    ["create", "reference/", "x", "-d", "d"],
+    ["str_replace", "system/", "a", "b"],
+    ["insert", "system/", "1", "x"],
+    ["update_description", "system/", "d"],
+])
+def test_a_path_ending_in_a_slash_is_a_folder_for_file_commands(mem: Path, args: list[str]) -> None:
+    err = refused(mem, *args, "-m", "m", expect="is a folder (it ends with /)")
+    assert "give a file path such as" in err
+    assert not (mem / "reference.md").exists() and not (mem / "system.md").exists()
+
+
+def test_a_long_reason_is_cut_to_a_subject_and_kept_whole_in_the_body(mem: Path) -> None:
+    reason = " ".join(["word"] * 20000) + "\nsecond line"
+    ok(memory("str_replace", "system/contacts.md", "Tom", "Thomas", "-m", reason, cwd=mem))
+    subject, body = last_commit(mem)
+    assert len(subject) <= 200 and subject.endswith("…") and subject.startswith("word word")
+    assert reason.strip() in body and "Memory-Op: str_replace" in body
+    ok(memory("str_replace", "system/contacts.md", "Thomas", "Tom", "-m", "short\nwith details", cwd=mem))
+    assert last_commit(mem)[0] == "short"
+
+
+def test_a_body_edit_keeps_the_frontmatter_bytes(repo: Path) -> None:
+    head_text = "---\n# who this is about\ndescription:   'People I know'   # quoted on purpose\n\nlimit: 500\n---\n"
+    write(repo, "system/people.md", head_text + "Sarah\n")
+    commit_all(repo)
+    ok(memory("str_replace", "system/people.md", "Sarah", "Sara", "-m", "typo", cwd=repo))
+    ok(memory("insert", "system/people.md", "2", "Tom", "-m", "more", cwd=repo))
+    assert (repo / "system/people.md").read_text() == head_text + "Sara\nTom\n"
+    # Changing the description re-renders the frontmatter (it is the edit).
+    ok(memory("update_description", "system/people.md", "People", "-m", "shorter", cwd=repo))
+    assert (repo / "system/people.md").read_text().startswith("---\ndescription: People\n")

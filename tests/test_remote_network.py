@@ -208,3 +208,41 @@ def test_a_timed_out_call_leaves_no_helper_behind(server: GitServer, tmp_path: P
         while helpers_for(url) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert helpers_for(url) == [], "a transport helper outlived the timed-out call"
+
+
+# -- waiting on a server: a heartbeat, or a live line on a terminal ------------------------------
+
+def test_a_slow_call_sends_a_heartbeat_through_notify() -> None:
+    import threading
+
+    from gitmemfs.remote.waiting import Waiting
+    seen: list[str] = []
+    beat = threading.Event()
+
+    def notify(message: str) -> None:
+        seen.append(message)
+        beat.set()
+
+    with Waiting("sync: fetch", notify, every=0.05):
+        assert beat.wait(60), "no heartbeat"  # the call 'hangs' until one arrives
+    assert seen[0].startswith("sync: fetch: still waiting for the server (")
+
+
+def test_on_a_terminal_the_wait_is_a_live_line() -> None:
+    import io
+
+    from gitmemfs.remote.waiting import Waiting
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Tty()
+    notify = lambda message: None  # noqa: E731
+    notify.live = True  # type: ignore[attr-defined]
+    waiting = Waiting("clone", notify, every=0.05, stream=stream)
+    with waiting:
+        while "waiting for the server" not in stream.getvalue():
+            waiting._stop.wait(0.01)
+    assert "\r\x1b[Kclone: waiting for the server, " in stream.getvalue()
+    assert stream.getvalue().endswith("\r\x1b[K")  # the line is cleared when the call returns

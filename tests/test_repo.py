@@ -41,9 +41,29 @@ def test_agent_id_maps_to_letta_home(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (target / "system/persona.md").exists()
     proc = memory("create", "notes/x.md", "x", "-d", "d", "-m", "as agent", cwd=tmp_path,
-                  env={"LETTA_HOME": str(home), "AGENT_ID": "agent-7"})
+                  env={"LETTA_HOME": str(home), "LETTA_AGENT_ID": "agent-7"})
     assert proc.returncode == 0, proc.stderr
     assert git("log", "-1", "--format=%ae", cwd=target).stdout.strip() == "agent-7@letta.com"
+    # Any other agent id: a reserved domain, not Letta's.
+    proc = memory("create", "notes/y.md", "y", "-d", "d", "-m", "as agent", cwd=tmp_path,
+                  env={"LETTA_HOME": str(home), "AGENT_ID": "agent-7"})
+    assert proc.returncode == 0, proc.stderr
+    assert git("log", "-1", "--format=%ae", cwd=target).stdout.strip() == "agent-7@agents.invalid"
+
+
+def test_agent_id_elsewhere_says_which_repository_and_how_to_pick_the_other(repo: Path, tmp_path: Path) -> None:
+    env = {"LETTA_HOME": str(tmp_path / "lh"), "AGENT_ID": "bot-1"}
+    proc = memory("view", "system/persona.md", cwd=repo / "system", env=env)
+    assert proc.returncode == 4
+    assert f"memory directory does not exist: {tmp_path / 'lh' / 'agents' / 'bot-1' / 'memory'}" in proc.stderr
+    assert "AGENT_ID=bot-1 chooses that folder; the current directory is in" in proc.stderr
+    assert f"pass --memory-dir {repo} or set MEMORY_DIR" in proc.stderr
+    # When the agent's repository exists, the command works there and says so.
+    assert memory("init", cwd=tmp_path, env=env).returncode == 0
+    proc = memory("view", "system/persona.md", cwd=repo, env=env)
+    assert proc.returncode == 0
+    assert proc.stderr.startswith(f"note: using {tmp_path / 'lh' / 'agents' / 'bot-1' / 'memory'}.")
+    assert memory("--json", "view", "system/persona.md", cwd=repo, env=env).stderr == ""
 
 
 def test_git_dash_c_and_subdirectories(repo: Path, tmp_path: Path) -> None:

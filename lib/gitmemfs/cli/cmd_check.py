@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
 
 from gitmemfs.cli.common import Report
 from gitmemfs.core.errors import UsageError
@@ -11,7 +10,10 @@ from gitmemfs.core.repo import locate
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.gate import hooks
+
 
 CHECK_DESCRIPTION = """\
 Validate memory files with the same rules as the pre-commit hook.

@@ -8,14 +8,16 @@ import argparse
 import gc
 import os
 import sys
-from typing import Any
 
 from gitmemfs.cli.common import Report
 from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.core import snapshot
+
 
 # The operations are imported by the handlers, so `git memory str_replace` does not
 # pay for them; keep this in step with compile.COMPAT_MODES (tests check it).

@@ -5,14 +5,16 @@ import argparse
 import os
 import stat
 import sys
-from typing import Any
 
 from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.core.outcome import Outcome
     from gitmemfs.edit.editor import Editor
+
 
 # Operations are imported by the handlers: a command pays only for what it runs.
 SCHEMAS = ("letta", "anthropic")  # toolcall.SCHEMAS (tests check they agree)
@@ -43,7 +45,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("-m", "--reason", required=True, help=REASON_HELP)
     p.set_defaults(func=do_str_replace)
 
-    p = add("insert", "insert text so it starts at body line LINE (1-indexed; clamped to the end)")
+    p = add("insert", "insert text so it starts at body line LINE (1-indexed; past the end appends)")
     p.add_argument("path", metavar="PATH")
     p.add_argument("line", metavar="LINE", type=_integer, help="body line number, 1-indexed")
     p.add_argument("text", metavar="TEXT", help="the lines to insert (may be empty for a blank line)")
@@ -126,7 +128,7 @@ def do_str_replace(args: argparse.Namespace, ctx: Any) -> Outcome:
 
 
 def do_insert(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).insert(args.path, args.line, args.text, args.reason)
+    return editor(ctx).insert(args.path, args.line, args.text, args.reason, strict=True)
 
 
 def do_delete(args: argparse.Namespace, ctx: Any) -> Outcome:

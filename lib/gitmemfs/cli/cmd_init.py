@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.core.outcome import Outcome
 
 

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from gitmemfs.cli.cmd_edit import editor
 from gitmemfs.core.errors import UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitmemfs.core.outcome import Outcome
 
 

@@ -38,7 +38,7 @@ LETTA_API_KEY, withheld from the agent unless named)."""
 def build_parser() -> Parser:
     parser = Parser(prog="git dream", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_global_options(parser, suppress=False, quiet=False)
+    add_global_options(parser, suppress=False)
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
     parser.add_argument("--agent", metavar="CMD", help="agent command, or builtin:tidy / builtin:notes")
     parser.add_argument("--from", dest="source", metavar="SOURCE",
@@ -57,7 +57,7 @@ def build_parser() -> Parser:
     parser.add_argument("--background", action="store_true", help="detach and run in the background")
     parser.add_argument("--verbose", action="store_true", help="also copy the agent's output to stderr")
     common = Parser(add_help=False)
-    add_global_options(common, suppress=True, quiet=False)
+    add_global_options(common, suppress=True)
     # Optional: without a command, git dream runs a pass.
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 title="commands (without one, git dream runs a pass)")
@@ -85,30 +85,32 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     as_json = bool(args.json)
+    quiet = bool(getattr(args, "quiet", False))
     repo = open_repo(args.memory_dir)
     if args.command == "list":
         from gitmemfs.dream import manage
-        return _emit(manage.list_runs(repo, show_all=args.all), as_json)
+        return _emit(manage.list_runs(repo, show_all=args.all), as_json, quiet)
     if args.command == "show":
         from gitmemfs.dream import manage
-        return _emit(manage.show(repo, args.id), as_json)
+        return _emit(manage.show(repo, args.id), as_json, quiet)
     if args.command == "finish":
         from gitmemfs.dream import manage
-        return _emit(manage.finish(repo, args.id, merge=args.merge), as_json)
+        return _emit(manage.finish(repo, args.id, merge=args.merge), as_json, quiet)
     if args.command == "drop":
         from gitmemfs.dream import manage
-        return _emit(manage.drop(repo, args.id), as_json)
+        return _emit(manage.drop(repo, args.id), as_json, quiet)
     from gitmemfs.dream import lifecycle, runner, target
 
     if args.to is not None:
         target.resolve(args.to)  # usage errors before anything starts
     opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
                              timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
-                             auto=args.auto, verbose=args.verbose)
+                             auto=args.auto, verbose=args.verbose,
+                             progress=not (as_json or quiet), notices=not quiet)
     if args.background:
-        return _emit(_background(repo, opts, args), as_json)
+        return _emit(_background(repo, opts, args), as_json, quiet)
     runner.Interrupts.install()
-    return _emit(lifecycle.dream(repo, opts), as_json)
+    return _emit(lifecycle.dream(repo, opts), as_json, quiet)
 
 
 def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
@@ -145,14 +147,19 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
                   message=f"git dream started in the background (pid {pid}); see git dream list, output in {log}")
 
 
-def _emit(result: Any, as_json: bool) -> int:
+def _emit(result: Any, as_json: bool, quiet: bool = False) -> int:
     code = getattr(result, "code", 0) or 0
     if as_json:
         print_json(result.as_dict())
     elif code == 0:
-        print_text(result.message)
+        if not quiet:
+            print_text(result.message)
     else:
-        print_text("error: " + " ".join(result.message.split("\n")), sys.stderr)
+        text = " ".join(result.message.split("\n"))
+        log = getattr(result, "log", None)
+        if log and log not in text:  # a failure always says where the whole story is
+            text += f" (log: {log})"
+        print_text("error: " + text, sys.stderr)
     return code
 
 

@@ -3,16 +3,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Sequence
 
 from gitmemfs import __version__
-from gitmemfs.cli import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
+from gitmemfs.cli import cmd_check, cmd_compile, cmd_config, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
 from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
 from gitmemfs.core.errors import UsageError
-from gitmemfs.core.repo import Repo, open_repo
+from gitmemfs.core.repo import Repo, choice_note, open_repo
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
+if TYPE_CHECKING:
+    from typing import Sequence
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
-MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
+MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_help)
 
 DESCRIPTION = """\
 Git-native long-term memory for agents. A memory repository holds Markdown files
@@ -37,10 +40,16 @@ class Context:
         self.memory_dir: str | None = getattr(args, "memory_dir", None)
 
     def repo(self, *, require_memory: bool = True) -> Repo:
-        return open_repo(self.memory_dir, require_memory=require_memory)
+        repo = open_repo(self.memory_dir, require_memory=require_memory)
+        note = None if self.quiet or self.json else choice_note(self.memory_dir)
+        if note:
+            sys.stderr.write(note + "\n")
+        return repo
 
 
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The whole parser; with `command`, only up to the module that registers it (an
+    edit pays for its own subcommands, not for all of them). Unknown: all of them."""
     parser = Parser(prog="git memory", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_global_options(parser, suppress=False)
@@ -52,7 +61,28 @@ def build_parser() -> Parser:
                                 title="commands")
     for module in MODULES:
         module.register(sub, common)
+        if command is not None and command in sub.choices:
+            break
     return parser
+
+
+_GLOBAL_FLAGS = ("--json", "-q", "--quiet")
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv`, past the global options; None when anything
+    else comes first (-h, --version, a typo'd option): then the whole parser answers."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--memory-dir":
+            i += 2
+            continue
+        if arg in _GLOBAL_FLAGS or arg.startswith("--memory-dir="):
+            i += 1
+            continue
+        return None if arg.startswith("-") else arg
+    return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,7 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
-    parser = build_parser()
+    command = command_word(argv)
+    parser = build_parser(command)
+    if command is not None and not any(command in a.choices for a in parser._actions
+                                       if isinstance(a, argparse._SubParsersAction)):
+        parser = build_parser()  # unknown: suggestions need every command
     args = parser.parse_args(argv)
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",

@@ -3,6 +3,7 @@
     errors.py    the exception types and their exit codes
     redact.py    masking secrets in every message, log line and JSON object
     git.py       the one git runner (posix_spawn and sh transports, cat-file --batch)
+    loose.py     reading a few loose objects without a git process (the pre-commit hook)
     detach.py    starting a process fully detached (mirror push, background dreams)
     paths.py     memory-path normalisation and the jail
     memfile.py   frontmatter parse and render
@@ -10,5 +11,6 @@
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
     writer.py    the write path: lock, clean check, validate, write, commit, restore
+    hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns
 """

@@ -12,23 +12,22 @@ Pure functions over a path, a mode and (for a symlink) its target, called by
 - git control files (`.gitattributes`, `.gitmodules`, `.mailmap`, any `.git*`
   below the top folder) are not memory: adding or changing one is refused.
 
-This module is on the pre-commit hook's path: `re` only.
+This module is on the pre-commit hook's path: no `re`, sets and str methods only.
 """
 from __future__ import annotations
-
-import re
 
 REGULAR = ("100644", "100755")
 SYMLINK = "120000"
 GITLINK = "160000"
 
 # Code points HFS+ ignores when it compares names (git's utf8.c, next_hfs_char).
-_HFS_IGNORED = re.compile("[\u200c\u200d\u200e\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
-# NTFS drops trailing dots and spaces and reads `name:stream` as `name`.
-_NTFS_TAIL = re.compile(r"[. ]+$")
+_HFS_IGNORED = dict.fromkeys([0x200c, 0x200d, 0x200e, 0x200f, *range(0x202a, 0x202f),
+                              *range(0x206a, 0x2070), 0xfeff])
 # 8.3 short names git's fsck knows: git~1, and .gitmodules & co. (gitmod~1..4 or
 # the hashed fallback gi7eba~1..9).
-_SHORT = re.compile(r"^(?:git~1|(?:gitmod|gitatt|gitign|mailma)~[1-4]|(?:gi7eba|gi7d29|gi250a|maba30)~[1-9])$")
+_SHORT = frozenset(["git~1"]
+                   + [f"{stem}~{n}" for stem in ("gitmod", "gitatt", "gitign", "mailma") for n in "1234"]
+                   + [f"{stem}~{n}" for stem in ("gi7eba", "gi7d29", "gi250a", "maba30") for n in "123456789"])
 _CONTROL = (".gitattributes", ".gitmodules", ".mailmap")
 
 GITLINK_PROBLEM = "is a gitlink (a submodule entry); memory paths must be regular files"
@@ -39,10 +38,10 @@ CONTROL_PROBLEM = ("is a git control file, not memory; agents and dreams cannot 
 def fold(component: str) -> str:
     """A name as HFS+ or NTFS would compare it: ignorable code points dropped,
     ASCII case folded, an NTFS stream suffix and trailing dots and spaces dropped."""
-    name = _HFS_IGNORED.sub("", component)
+    name = component.translate(_HFS_IGNORED)
     name = "".join(c.lower() if c < "\x80" else c for c in name)
     name = name.split(":", 1)[0]
-    stripped = _NTFS_TAIL.sub("", name)
+    stripped = name.rstrip(". ")
     return stripped if stripped or not name else name  # `.`, `..` stay themselves
 
 
@@ -60,7 +59,7 @@ def name_problem(path: str) -> str | None:
         if is_dotgit(component):
             return (f"has a path component {component!r} that git reads as .git on some systems; "
                     "git's fsck refuses such trees")
-        if _SHORT.match(fold(component)):
+        if fold(component) in _SHORT:
             return (f"has a path component {component!r} that is a Windows short name of a git "
                     "control file; git's fsck refuses such trees")
         if component[-1] in ". ":

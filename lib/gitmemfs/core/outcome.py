@@ -1,7 +1,9 @@
 """The result of an operation: text for people, commit and paths for --json."""
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Outcome:

@@ -10,10 +10,9 @@ would change what the agent reads, and so what it writes back.
 """
 from __future__ import annotations
 
-import re
-
-TYPE_CHECKING = False  # keep `typing` off the hook's import path
+TYPE_CHECKING = False  # keep `typing` and `re` off the hook's import path
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
 MASK = "<redacted>"
@@ -48,6 +47,8 @@ _PATTERNS: list[tuple[re.Pattern[str], str, tuple[str, ...]]] = []
 
 def patterns() -> list[tuple[re.Pattern[str], str, tuple[str, ...]]]:
     if not _PATTERNS:
+        import re  # ~8 ms: only when some text actually has to be redacted
+
         _PATTERNS.extend((re.compile(p), repl, needles) for p, repl, needles in _RULES)
     return _PATTERNS
 

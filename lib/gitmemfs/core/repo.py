@@ -10,10 +10,13 @@ import errno
 import fcntl
 import os
 import time
-from typing import Mapping
 
 from gitmemfs.core import git
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
+if TYPE_CHECKING:
+    from typing import Mapping
 
 LOCK_TIMEOUT = 10.0
 _TRUE = {"true", "yes", "on", "1"}
@@ -35,15 +38,49 @@ def agent_home(agent_id: str, env: Mapping[str, str] | None = None) -> str:
 
 def locate(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, bool]:
     """(directory, explicit): where the memory repo should be, and whether it was named."""
+    path, source = locate_why(memory_dir, env)
+    return path, source != "the current directory"
+
+
+def locate_why(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(directory, what chose it): `--memory-dir`, `MEMORY_DIR=…`, `AGENT_ID=…`, … or
+    "the current directory" — for messages that say which repository and why."""
     if memory_dir:
-        return os.path.abspath(os.path.expanduser(memory_dir)), True
-    named = _env(env, "MEMORY_DIR", "LETTA_MEMORY_DIR")
-    if named:
-        return os.path.abspath(os.path.expanduser(named)), True
-    agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID")
-    if agent:
-        return agent_home(agent, env), True
-    return os.getcwd(), False
+        return os.path.abspath(os.path.expanduser(memory_dir)), "--memory-dir"
+    for name in ("MEMORY_DIR", "LETTA_MEMORY_DIR"):
+        named = _env(env, name)
+        if named:
+            return os.path.abspath(os.path.expanduser(named)), f"{name}={named}"
+    for name in ("AGENT_ID", "LETTA_AGENT_ID"):
+        agent = _env(env, name)
+        if agent:
+            return agent_home(agent, env), f"{name}={agent}"
+    return os.getcwd(), "the current directory"
+
+
+def _enclosing_work_tree(path: str) -> str | None:
+    """The nearest folder at or above `path` holding `.git` (no git process)."""
+    path = os.path.abspath(path)
+    while True:
+        if os.path.exists(os.path.join(path, ".git")):
+            return path
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+
+
+def _agent_hint(path: str, source: str) -> str:
+    """For a repository chosen by an agent id: the one the current directory is in,
+    and how to pick it instead."""
+    if "AGENT_ID=" not in source:
+        return ""
+    here = _enclosing_work_tree(os.getcwd())
+    if here is None or os.path.abspath(here) == os.path.abspath(path):
+        return ""
+    return (f" {source} chooses that folder; the current directory is in {here}: "
+            f"pass --memory-dir {here} or set MEMORY_DIR to use it (memory.agentId sets the "
+            "author without choosing the folder)")
 
 
 # Plain classes rather than dataclasses: every command imports this module, and
@@ -112,15 +149,26 @@ class Repo:
         if not agent:
             return None
         name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
-        email = (self.cfg("memory.agentEmail") or "").strip() or f"{agent}@letta.com"
+        # letta.com addresses only for Letta's own agents (LETTA_AGENT_ID); anyone else's
+        # agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
+        letta = _env(env, "LETTA_AGENT_ID") == agent and not _env(env, "AGENT_ID")
+        email = (self.cfg("memory.agentEmail") or "").strip() or (
+            f"{agent}@letta.com" if letta else f"{agent}@agents.invalid")
         return Author(name, email, agent)
 
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
 
 
+_CONFIG_LIST = ("config", "-z", "--list")
+_DESCRIBE = ("rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
+
+
 def read_config(cwd: str) -> dict[str, list[str]]:
-    res = git.run_light(["config", "-z", "--list"], cwd=cwd, check=False)
+    return _parse_config(git.run_light(list(_CONFIG_LIST), cwd=cwd, check=False))
+
+
+def _parse_config(res: git.Result) -> dict[str, list[str]]:
     config: dict[str, list[str]] = {}
     for item in res.zsplit():
         key, _, value = item.partition("\n")
@@ -130,8 +178,10 @@ def read_config(cwd: str) -> dict[str, list[str]]:
 
 def describe_git_dir(path: str) -> tuple[str, str, str] | None:
     """(top level, git dir, common dir) of the work tree containing `path`, or None."""
-    res = git.run_light(["rev-parse", "--is-bare-repository", "--show-toplevel",
-                         "--absolute-git-dir", "--git-common-dir"], cwd=path, check=False)
+    return _parse_describe(git.run_light(list(_DESCRIBE), cwd=path, check=False), path)
+
+
+def _parse_describe(res: git.Result, path: str) -> tuple[str, str, str] | None:
     lines = res.out.splitlines()
     if res.code != 0 or len(lines) != 4:
         if lines and lines[0] == "true":
@@ -143,17 +193,23 @@ def describe_git_dir(path: str) -> tuple[str, str, str] | None:
 
 def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = None,
               require_memory: bool = True) -> Repo:
-    path, explicit = locate(memory_dir, env)
+    path, source = locate_why(memory_dir, env)
+    explicit = source != "the current directory"
     if not os.path.isdir(path):
-        raise EnvironmentProblem(f"memory: memory directory does not exist: {path}")
-    found = describe_git_dir(path)
+        hint = _agent_hint(path, source) or (
+            f" ({source}); create it with git memory init {path}" if explicit else "")
+        raise EnvironmentProblem(f"memory: memory directory does not exist: {path}{hint}")
+    # Where the repository is and its config, both at once: config from any folder of
+    # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
+    described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
+    found = _parse_describe(described, path)
     if found is None:
         where = path if explicit else "the current directory"
         raise EnvironmentProblem(
             f"memory: {where} is not a git repository. This tool requires a git-backed memory "
             f"filesystem; run git memory init {path if explicit else '.'}")
     top, git_dir, common = found
-    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
+    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=_parse_config(listed))
     if require_memory and not repo.is_memory_repo:
         raise EnvironmentProblem(f"memory: {top} is not a memory repository; run git memory init there "
                                  "(or git config memory.repo true if it already holds memory)")
@@ -221,3 +277,11 @@ class FileLock:
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def choice_note(memory_dir: str | None = None, env: Mapping[str, str] | None = None) -> str | None:
+    """A note when an agent id chose the repository although the current directory
+    is in another one: which was used, why, and how to pick the other."""
+    path, source = locate_why(memory_dir, env)
+    hint = _agent_hint(path, source)
+    return f"note: using {path}.{hint}" if hint else None

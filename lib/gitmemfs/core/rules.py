@@ -11,8 +11,6 @@ files, real YAML, encodings, symlinks) add their own.
 """
 from __future__ import annotations
 
-import re
-
 from gitmemfs.core import entries, memfile
 from gitmemfs.core.memfile import Entry, FrontmatterError
 
@@ -24,7 +22,19 @@ SYMLINK_MODE = "120000"
 # Setting read_only is refused like any change to it; sync forgives it (see remote.py).
 READ_ONLY_SET = "'read_only' is a protected field and cannot be set by the agent"
 
-_FLAT_SKILL = re.compile(r"^(?:memory/)?skills/[^/]+\.md$", re.IGNORECASE)
+
+
+def _flat_skill(path: str) -> bool:
+    """`skills/NAME.md` (optionally under `memory/`), any case: a skill that is not a folder.
+    ASCII paths without `re` (it costs ~8 ms on the hook path); others through the
+    case-insensitive pattern, which also folds letters such as U+017F to ASCII."""
+    if not path.isascii():
+        import re
+        return re.match(r"^(?:memory/)?skills/[^/]+\.md$", path, re.IGNORECASE) is not None
+    rel = path.lower()
+    rel = rel[len("memory/"):] if rel.startswith("memory/") else rel
+    name = rel[len("skills/"):]
+    return rel.startswith("skills/") and len(name) > 3 and name.endswith(".md") and "/" not in name
 
 
 class Problem:
@@ -118,6 +128,8 @@ def read_only_line(fm: str) -> Entry | None:
     """The read_only entry of frontmatter that does not parse, found line by line:
     a broken file still counts as protected (and cannot launder its protection).
     With several such lines, a truthy one wins (fail closed)."""
+    import re  # only for broken frontmatter, never on a clean commit's path
+
     lines = [Entry("read_only", m.group(1).strip().strip("'\""), m.group(0))
              for m in re.finditer(r"(?m)^[ \t]*[\"']?read_only[\"']?[ \t]*:(.*)$", fm)]
     return next((e for e in lines if memfile.is_truthy(e)), lines[0] if lines else None)
@@ -168,7 +180,7 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) 
     out = entries.entry_problems(path, mode, data if mode == SYMLINK_MODE else None)
     if mode == entries.GITLINK:  # `data` is no file's content
         return [Problem(path, m) for m in out]
-    if _FLAT_SKILL.match(path):
+    if _flat_skill(path):
         out.append("invalid skill path (skills must be folders). Use skills/<name>/SKILL.md")
     if is_markdown(path):
         if mode == SYMLINK_MODE:

@@ -17,12 +17,15 @@ import json
 import os
 import re
 import zlib
-from typing import Sequence
 
-from gitmemfs.core import memfile, oserrors, paths, rules
+from gitmemfs.core import hookless, memfile, oserrors, paths, rules
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
+
+TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
+if TYPE_CHECKING:
+    from typing import Sequence
 
 JOURNAL = "memory-journal.json"
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
@@ -135,19 +138,17 @@ class WriteSession:
                         created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
                 except OSError as exc:  # name the memory file, not our temp file
                     raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
-            self.repo.git("add", "-A", "--", *literal(files))
             message = commit_message(reason, op, paths or files)
             author = self.repo.author()
-            args = (author.config() if author else []) + ["commit", "-q", "--no-edit",
-                                                          "--cleanup=whitespace", "-F", "-", "--",
-                                                          *literal(files)]
-            result = self.repo.git(*args, input=message, check=False)
+            # Validated above: commit without re-running our own hooks when that is safe.
+            result, sha = hookless.commit_validated(
+                self.repo, files, new_files=any(olds[f] is None for f in files),
+                author=author.config() if author else [], message=message)
             if result.code != 0:
                 if self.repo.git("diff", "--cached", "--quiet", "--", *literal(files),
                                  check=False).code == 0 and self.repo.head() == head:
                     raise MemfsError(no_effect)
                 raise GitError(result.argv, result.code, result.raw, result.err_raw)
-            sha = self.repo.head()
         except BaseException as exc:
             try:
                 restore(self.repo, olds, created_dirs, strict=True)
@@ -191,10 +192,24 @@ def _os_refusal(tool: str, exc: BaseException, root: str, near: str = "") -> Mem
                       f"{oserrors.next_step(exc, near)}")
 
 
+SUBJECT_MAX = 200
+
+
 def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
     trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)]
-    return reason.strip() + "\n\n" + "\n".join(trailers) + "\n"
+    return _subject_and_body(reason.strip()) + "\n\n" + "\n".join(trailers) + "\n"
 
+
+def _subject_and_body(reason: str) -> str:
+    """The reason's first line is the subject; one over SUBJECT_MAX characters is cut
+    at a word (with '…') and the whole reason follows as the body."""
+    first, _, rest = reason.partition("\n")
+    if len(first) <= SUBJECT_MAX:
+        # git's subject is the first paragraph: keep the second line out of it.
+        return first + ("\n\n" + rest.lstrip("\n") if rest.strip() else "")
+    cut = first[:SUBJECT_MAX - 1]
+    cut = cut.rsplit(" ", 1)[0] if " " in cut[SUBJECT_MAX // 2:] else cut
+    return cut.rstrip() + "…\n\n" + reason
 
 def _hook_text(exc: GitError) -> str:
     """A hook's report (or git's error) folded onto one line."""
@@ -321,7 +336,8 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
-                os.fsync(fh.fileno())
+                if durable(repo):
+                    os.fsync(fh.fileno())
                 created_mode = os.fstat(fh.fileno()).st_mode & 0o7777
             if created_mode != mode:
                 os.chmod(tmp, mode)
@@ -333,6 +349,16 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
             if exc.errno != 18 or tmpdir == parent:  # EXDEV: try the same folder
                 raise
     return list(reversed(created))
+
+
+def durable(repo: Repo) -> bool:
+    """fsync our writes only when git fsyncs the objects of a commit (core.fsync with
+    `loose-object`, `objects`, `committed` or `all`; core.fsyncObjectFiles): by default
+    git does not, and an edit is then as durable as the `git commit` it replaces. A
+    killed writer needs no fsync: the journal (in the page cache) undoes its half."""
+    setting = (repo.cfg("core.fsync") or "").replace(" ", "").lower().split(",")
+    wanted = {"loose-object", "objects", "committed", "all"}
+    return bool(wanted & set(setting)) or repo.cfg_bool("core.fsyncObjectFiles")
 
 
 def _temp_file(folder: str, mode: int = 0o600) -> tuple[int, str]:
@@ -443,7 +469,8 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
     with open(tmp, "w", encoding="utf-8") as fh:
         json.dump(record, fh)
         fh.flush()
-        os.fsync(fh.fileno())
+        if durable(repo):
+            os.fsync(fh.fileno())
     os.replace(tmp, _journal_path(repo))
 
 

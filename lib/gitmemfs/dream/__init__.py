@@ -7,6 +7,7 @@
     payload.py    the prompt: our instructions, the memory snapshot, the transcript
     runner.py     running the agent command: env, process group, log, timeout
     pidns.py      the agent in its own PID namespace and /proc (withheld tokens unreachable)
+    progress.py   the live line and the heartbeat while the agent runs
     sandbox.py    Landlock (and a seccomp filter against chmod) applied by a launcher
     quarantine.py the agent's own object folder; importing its objects verified
     recovery.py   collecting what a run left (refs disarmed, objects in); leftovers

@@ -47,6 +47,7 @@ class Options:
     auto: bool = False
     verbose: bool = False
     progress: bool = True
+    notices: bool = True  # recovery notes: still on stderr with --json (not with -q)
 
 
 def sandbox_wanted(opts: Options, env: Mapping[str, str]) -> bool:
@@ -165,7 +166,7 @@ def _progress_only(opts: Options):  # type: ignore[no-untyped-def]
     import sys
 
     def say(text: str) -> None:
-        if opts.progress:
+        if opts.progress or opts.notices:
             sys.stderr.write(f"git dream: {redact(text)}\n")
     return say
 

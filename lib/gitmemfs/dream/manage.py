@@ -113,7 +113,33 @@ def show(repo: Repo, text: str) -> Outcome:
             lines += ["", stat]
         info["diffstat"] = stat
     info["commit_list"] = commits
+    if info.get("status") == "merge_conflict":
+        lines += _conflict_help(repo, dream_id, info)
     return Outcome("\n".join(lines), extra=info)
+
+
+def _conflict_help(repo: Repo, dream_id: str, info: dict[str, Any]) -> list[str]:
+    """The paths that conflict with the current main, and the exact ways out."""
+    ref = info.get("kept_ref") or info.get("branch")
+    if not ref:
+        return []
+    paths = list(info.get("conflicts") or [])
+    if not paths:  # older records: ask git which files the two sides both changed
+        res = repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", "HEAD", ref, check=False)
+        if res.code == 1:
+            paths = list(dict.fromkeys(res.lines()[1:]))
+    info["conflicts"] = paths
+    steps = [f"git merge --no-ff {ref}",
+             "(edit each file above: keep one version of each conflicting part, and valid frontmatter)",
+             "git add -- " + " ".join(paths or ["PATH…"]), "git commit --no-edit",
+             f"git dream drop {dream_id}"]
+    retry = [f"git dream drop {dream_id}", "git dream   (a new pass, on top of the current main)"]
+    info["resolve"] = steps[:1] + steps[2:]
+    info["retry"] = retry
+    return (["", "  conflicting paths (changed on main since the dream started):"]
+            + [f"    {p}" for p in paths]
+            + ["", "  to resolve by hand:"] + [f"    {c}" for c in steps]
+            + ["  or to retry on top of the new main:"] + [f"    {c}" for c in retry])
 
 
 def finish(repo: Repo, text: str, *, merge: bool) -> Result:

@@ -32,7 +32,7 @@ from typing import IO, Callable, Mapping, Sequence
 from gitmemfs.core import git
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.redact import redact
-from gitmemfs.dream import pidns, sandbox
+from gitmemfs.dream import pidns, progress, sandbox
 
 # Withheld from the agent unless named in dream.passEnv: the tokens our own remote
 # commands use (a confined agent must not be able to push around the dream's checks).
@@ -89,6 +89,7 @@ class Log:
         self.echo_agent = echo_agent
         self.echo_progress = echo_progress
         self.stream = stream or sys.stderr
+        self.last_line = ""
 
     def progress(self, text: str, *, echo: bool = True) -> None:
         text = redact(text)
@@ -99,6 +100,9 @@ class Log:
 
     def agent(self, data: bytes) -> None:
         self._write(data)
+        lines = [ln for ln in data.decode("utf-8", "replace").splitlines() if ln.strip()]
+        if lines:
+            self.last_line = lines[-1].strip()  # for the live progress line
         if self.echo_agent:
             self._echo(data.decode("utf-8", "replace"))
 
@@ -265,11 +269,16 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
                 return result
         deadline = started + timeout
         Interrupts.agent_running = True
+        ticker = progress.Ticker(log, started)
         while True:
             try:
-                proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+                proc.wait(timeout=max(0.0, min(deadline - time.monotonic(), ticker.interval)))
                 break
             except subprocess.TimeoutExpired:
+                if time.monotonic() < deadline:
+                    ticker.tick()  # still running: the live line, or a heartbeat in the log
+                    continue
+                ticker.clear()
                 result.timed_out = True
                 log.progress(f"timeout after {timeout:g}s: stopping the agent's process group")
                 _signal_group(proc.pid, signal.SIGTERM)
@@ -292,6 +301,8 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
                 break
         result.exit_code = proc.returncode
     finally:
+        if "ticker" in locals():
+            ticker.clear()
         Interrupts.agent_running = False
         result.killed = stop_stragglers(proc.pid, marker, grace, since=since)
         reader.join(timeout=5)

@@ -81,6 +81,14 @@ class Editor:
         except PathError as exc:
             raise MemfsError(str(exc)) from None
 
+    def file_rel(self, file_path: str, command: str) -> str:
+        """The file a file command works on; a path ending in '/' names a folder."""
+        label = self.label(file_path, "file_path")
+        if file_path.strip().endswith("/"):
+            raise MemfsError(f"memory {command}: {file_path.strip()} is a folder (it ends with /); "
+                             f"give a file path such as {label}/notes.md")
+        return paths.file_of(label)
+
     def jail(self, rel: str) -> str:
         try:
             return paths.check_jail(self.repo.root, rel, tool=self.tool)
@@ -137,10 +145,12 @@ class Editor:
         require_text(file_path, "file_path", command)
         require_text(description, "description", command)
         body = text or ""
+        if body and not body.endswith("\n"):
+            body += "\n"  # a text file ends with a newline (as builtin:tidy would make it)
         if body.startswith("---\n") or body.startswith("---\r\n"):
             raise MemfsError(f"memory {command}: 'file_text' starts with a frontmatter block; pass only "
                              "the body and give the description separately")
-        rel = paths.file_of(self.label(file_path, "file_path"))
+        rel = self.file_rel(file_path, command)
         content = memfile.render(self.description(description), body).encode()
         with self.session() as s:
             target = self.jail(rel)
@@ -157,7 +167,7 @@ class Editor:
             raise MemfsError("memory str_replace: 'old_string' must be a non-empty string")
         if not isinstance(new, str):
             raise MemfsError("memory str_replace: 'new_string' must be a string")
-        rel = paths.file_of(self.label(file_path, "file_path"))
+        rel = self.file_rel(file_path, "str_replace")
         with self.session() as s:
             mf, _ = self.load(s, file_path, rel)
             body, crlf = memfile.to_lf(mf.body)
@@ -178,7 +188,8 @@ class Editor:
         out.extra["replacements"] = count if replace_all else 1
         return out
 
-    def insert(self, file_path: str, line: object, text: str, reason: str, *, after: bool = False) -> Outcome:
+    def insert(self, file_path: str, line: object, text: str, reason: str, *, after: bool = False,
+               strict: bool = False) -> Outcome:
         """Insert so the text starts at body line `line` (1-indexed, clamped), or with
         `after=True` (Anthropic) after line `line`, which must be within [0, lines]."""
         reason = require_reason(reason, self.tool)
@@ -186,7 +197,7 @@ class Editor:
         if not isinstance(text, str):
             raise MemfsError("memory insert: 'insert_text' must be a string")
         number = _line_number(line)
-        rel = paths.file_of(self.label(file_path, "file_path"))
+        rel = self.file_rel(file_path, "insert")
         with self.session() as s:
             mf, _ = self.load(s, file_path, rel)
             body, crlf = memfile.to_lf(mf.body)
@@ -196,6 +207,10 @@ class Editor:
                     raise InvalidLine(f"memory insert: 'insert_line' {number} is outside the file's "
                                       f"lines [0, {len(lines)}]", len(lines))
                 index = number
+            elif strict and number < 1:  # the CLI: LINE is 1-based (tool calls clamp, as upstream)
+                raise InvalidLine(f"memory insert: LINE {number} is not a line: LINE is 1-based, from 1 (the "
+                                  f"top) to {len(lines) + 1} (after the last line; larger numbers append too)",
+                                  len(lines))
             else:
                 index = min(max(number, 1) - 1, len(lines))
             new_lines, _ = split_lines(text.replace("\r\n", "\n")) if text else ([""], False)
@@ -287,7 +302,7 @@ class Editor:
         require_text(file_path, "file_path", "update_description")
         require_text(description, "description", "update_description")
         clean = self.description(description)
-        rel = paths.file_of(self.label(file_path, "file_path"))
+        rel = self.file_rel(file_path, "update_description")
         with self.session() as s:
             mf, _ = self.load(s, file_path, rel)
             content = memfile.render_file(mf, description=clean).encode()
@@ -319,7 +334,9 @@ class Editor:
         folder = os.path.join(self.repo.root, *label.split("/"))
         if not file_path.strip().endswith(".md") and os.path.isdir(folder):
             self.jail(label)
-            return Outcome(self.listing(label), extra={"path": label + "/", "kind": "folder"})
+            text = self.listing(label)
+            files = [dict(zip(("path", "description"), row.split("\t", 1))) for row in text.split("\n") if row]
+            return Outcome(text, extra={"path": label + "/", "kind": "folder", "files": files})
         rel = paths.file_of(label)
         target = self.jail(rel)
         try:

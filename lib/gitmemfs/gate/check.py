@@ -16,6 +16,7 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every 
 if TYPE_CHECKING:
     from typing import Iterable, Iterator, Sequence
 
+    from gitmemfs.core import loose
     from gitmemfs.core.rules import Problem
 
 ZERO = ("0" * 40, "0" * 64)
@@ -123,7 +124,8 @@ def _wanted(changes: Iterable[Change]) -> list[str]:
 
 
 def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
-                  env: dict[str, str] | None = None, reader: git.BlobReader | None = None) -> Report:
+                  env: dict[str, str] | None = None, reader: git.BlobReader | loose.Reader | None = None
+                  ) -> Report:
     """Apply the change rules to `changes`, reading their blobs through `reader`
     (or a new `cat-file --batch`, started only when some blob is needed)."""
     oids = _wanted(changes)
@@ -175,10 +177,14 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     `env` passes the hook's GIT_INDEX_FILE through, so `git commit -- paths` (which
     stages into a temporary index) is checked as it will be committed.
     """
-    # cat-file starts while diff runs: on a small commit the two process start-ups
-    # overlap, which is most of the hook's time after Python's own.
-    with git.BlobReader(cwd, env=env) as reader:
-        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"], cwd=cwd, env=env)
+    # A small commit's blobs are loose objects, read without a second git process;
+    # the rest go through one cat-file (core/loose.py).
+    # No --ignore-submodules: a gitlink staged over a memory path must be seen (issue 12).
+    from gitmemfs.core import loose
+
+    with loose.Reader(cwd, env=env) as reader:
+        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"],
+                            cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         changes += _merge_guards(cwd, env)
         if scope is None:

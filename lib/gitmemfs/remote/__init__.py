@@ -2,6 +2,7 @@
 
     auth.py     tokens and schemes, passed to git through the environment only
     network.py  running network git with retries and clear failures
+    waiting.py   the live line / heartbeat while a network call waits on a server
     clone.py    git memory clone (and --letta-agent)
     sync.py     git memory sync: fetch, then the state machine
     status.py   git memory status

@@ -17,6 +17,7 @@ from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.redact import redact
 from gitmemfs.remote.auth import Auth, is_letta_url
+from gitmemfs.remote.waiting import Waiting
 
 TRIES = 3
 BASE_DELAY = 0.5
@@ -128,6 +129,7 @@ class Network:
         self.url = url
         self.auth = auth
         self.notify = notify or (lambda message: None)
+        self._notify_set = notify is not None
         self.tries = tries
         self.base_delay = base_delay
         self.sleep = sleep
@@ -144,7 +146,9 @@ class Network:
         config = [*self.auth.config(), *stall_config(timeout)]
         for attempt in range(1, self.tries + 1):
             try:
-                res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout, check=False)
+                with Waiting(label, self.notify if self._notify_set else None):
+                    res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
+                                  check=False)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

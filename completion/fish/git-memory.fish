@@ -1,0 +1,295 @@
+# Generated from the git-memory parser by tools/make_completion.py; do not edit.
+complete -c git-memory -f -n '__fish_use_subcommand' -a create -d 'create a memory file (fails if it exists)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a str-replace -d ''
+complete -c git-memory -f -n '__fish_use_subcommand' -a insert -d 'insert text so it starts at body line LINE (1-indexed; past the end appends)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a delete -d 'delete a memory file, or a folder recursively (PATH/)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a rename -d 'move a memory file or folder (the destination must not exist)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a update_description -d 'change a file\'s frontmatter description'
+complete -c git-memory -f -n '__fish_use_subcommand' -a update-description -d ''
+complete -c git-memory -f -n '__fish_use_subcommand' -a call -d 'run one memory tool call given as JSON; always answers in JSON'
+complete -c git-memory -f -n '__fish_use_subcommand' -a view -d 'print a memory file, or list a folder'
+complete -c git-memory -f -n '__fish_use_subcommand' -a init -d 'create a memory repository (or adopt a repo)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a check -d 'validate memory files: staged, the whole tree, or a commit range'
+complete -c git-memory -f -n '__fish_use_subcommand' -a hooks -d 'install or inspect the git hooks'
+complete -c git-memory -f -n '__fish_use_subcommand' -a mirror -d 'configure the post-commit mirror push'
+complete -c git-memory -f -n '__fish_use_subcommand' -a clone -d 'clone a memory repository'
+complete -c git-memory -f -n '__fish_use_subcommand' -a sync -d 'fetch, then pull or push as needed'
+complete -c git-memory -f -n '__fish_use_subcommand' -a status -d 'clean/dirty, ahead/behind, hooks and mirror'
+complete -c git-memory -f -n '__fish_use_subcommand' -a compile -d 'print the system-prompt projection of the memory'
+complete -c git-memory -f -n '__fish_use_subcommand' -a tree -d 'print the memory tree with its caps'
+complete -c git-memory -f -n '__fish_use_subcommand' -a tokens -d 'estimate the prompt tokens of the memory'
+complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings in effect here, and where each comes from'
+complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
+complete -c git-memory -n '__fish_use_subcommand' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_use_subcommand' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_use_subcommand' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_use_subcommand' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_use_subcommand' -l version -d 'show program\'s version number and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l all -d 'replace every occurrence'
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l all -d 'replace every occurrence'
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from call' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git-memory -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from view' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from view' -l range -d 'body lines A to B (B = -1: to the end)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from view' -s n -l line-numbers -d 'number the body lines'
+complete -c git-memory -n '__fish_seen_subcommand_from init' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from init' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l agent-id -d 'record memory.agentId (the commit author)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l agent-name -d 'record memory.agentName' -r
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l remote -d 'add URL as remote origin' -r
+complete -c git-memory -n '__fish_seen_subcommand_from check' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git-memory -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from hooks' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from mirror' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from mirror' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mirror' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from mirror' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from status' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -l compat -d 'letta: byte-exact Letta Code 0.30.25 output, its bugs included (non-ASCII names dropped, continuation lines not indented, no descriptions in the index)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from compile' -l absolute -d 'write the repository\'s absolute path instead of $MEMORY_DIR'
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l max-lines -d 'line budget (at least 2)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l max-chars -d 'character budget (at least 128)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l max-children -d 'entries shown per folder (at least 1)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tree' -l compat -d 'letta: only .md files, as Letta Code\'s renderer shows memory blocks' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -l top -d 'files to list (default 20; 0: none)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from tokens' -l budget -d 'fail (exit 1) when the total exceeds N tokens' -r
+complete -c git-memory -n '__fish_seen_subcommand_from config' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from config' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from config' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from config' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a create -d 'create a memory file (fails if it exists)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a str-replace -d ''
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a insert -d 'insert text so it starts at body line LINE (1-indexed; past the end appends)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a delete -d 'delete a memory file, or a folder recursively (PATH/)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a rename -d 'move a memory file or folder (the destination must not exist)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a update_description -d 'change a file\'s frontmatter description'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a update-description -d ''
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a call -d 'run one memory tool call given as JSON; always answers in JSON'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a view -d 'print a memory file, or list a folder'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a init -d 'create a memory repository (or adopt a repo)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a check -d 'validate memory files: staged, the whole tree, or a commit range'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a hooks -d 'install or inspect the git hooks'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a mirror -d 'configure the post-commit mirror push'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a clone -d 'clone a memory repository'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a sync -d 'fetch, then pull or push as needed'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a status -d 'clean/dirty, ahead/behind, hooks and mirror'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a compile -d 'print the system-prompt projection of the memory'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a tree -d 'print the memory tree with its caps'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a tokens -d 'estimate the prompt tokens of the memory'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the settings in effect here, and where each comes from'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
+complete -c git -n '__fish_seen_subcommand_from memory' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from memory' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from memory' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from memory' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from memory' -l version -d 'show program\'s version number and exit'
+complete -c git -n '__fish_seen_subcommand_from create' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from str_replace' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from str_replace' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from str_replace' -l all -d 'replace every occurrence'
+complete -c git -n '__fish_seen_subcommand_from str_replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from str-replace' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from str-replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from str-replace' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from str-replace' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from str-replace' -l all -d 'replace every occurrence'
+complete -c git -n '__fish_seen_subcommand_from str-replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from insert' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from insert' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from insert' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from insert' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from insert' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from delete' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from delete' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from delete' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from delete' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from delete' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from rename' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from rename' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from rename' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from rename' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from rename' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from update_description' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from update_description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from update_description' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from update_description' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from update_description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from update-description' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from update-description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from update-description' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from update-description' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from update-description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from call' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from view' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from view' -l range -d 'body lines A to B (B = -1: to the end)' -r
+complete -c git -n '__fish_seen_subcommand_from view' -s n -l line-numbers -d 'number the body lines'
+complete -c git -n '__fish_seen_subcommand_from init' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from init' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from init' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from init' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from init' -l agent-id -d 'record memory.agentId (the commit author)' -r
+complete -c git -n '__fish_seen_subcommand_from init' -l agent-name -d 'record memory.agentName' -r
+complete -c git -n '__fish_seen_subcommand_from init' -l remote -d 'add URL as remote origin' -r
+complete -c git -n '__fish_seen_subcommand_from check' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from check' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from check' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
+complete -c git -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from hooks' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from mirror' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from mirror' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from mirror' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from mirror' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from clone' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from clone' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from clone' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from clone' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
+complete -c git -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
+complete -c git -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from status' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from compile' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from compile' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from compile' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from compile' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from compile' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from compile' -l compat -d 'letta: byte-exact Letta Code 0.30.25 output, its bugs included (non-ASCII names dropped, continuation lines not indented, no descriptions in the index)' -r
+complete -c git -n '__fish_seen_subcommand_from compile' -l absolute -d 'write the repository\'s absolute path instead of $MEMORY_DIR'
+complete -c git -n '__fish_seen_subcommand_from tree' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from tree' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from tree' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from tree' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from tree' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from tree' -l max-lines -d 'line budget (at least 2)' -r
+complete -c git -n '__fish_seen_subcommand_from tree' -l max-chars -d 'character budget (at least 128)' -r
+complete -c git -n '__fish_seen_subcommand_from tree' -l max-children -d 'entries shown per folder (at least 1)' -r
+complete -c git -n '__fish_seen_subcommand_from tree' -l compat -d 'letta: only .md files, as Letta Code\'s renderer shows memory blocks' -r
+complete -c git -n '__fish_seen_subcommand_from tokens' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from tokens' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from tokens' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from tokens' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from tokens' -l rev -d 'the commit to read (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from tokens' -l top -d 'files to list (default 20; 0: none)' -r
+complete -c git -n '__fish_seen_subcommand_from tokens' -l budget -d 'fail (exit 1) when the total exceeds N tokens' -r
+complete -c git -n '__fish_seen_subcommand_from config' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from config' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from config' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from config' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'

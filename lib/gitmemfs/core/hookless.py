@@ -1,0 +1,185 @@
+"""Committing a change the write path has already validated, without our own hooks.
+
+`git commit` would start our pre-commit hook (a second Python that re-checks the
+exact bytes the write path has just checked with the same rules) and our
+post-commit hook. When the hooks folder holds nothing git would run on a commit
+but ours and their `.local` chains, this commits with hooks off
+(`core.hooksPath=/dev/null`) and does what the hooks would have done:
+
+- `pre-commit.local` runs first, on the index as it will be committed; a refusal
+  stops the commit as it would from git;
+- after the commit, `post-commit.local` runs, or, when a mirror or dream
+  trigger is configured (the installed post-commit's own shortcut test), our
+  post-commit hook itself, so the mirror push and the dream trigger fire exactly
+  as they do after any commit.
+
+Any other hook (commit-msg, prepare-commit-msg, reference-transaction, a foreign
+pre-commit, ...) means the ordinary `git commit` with every hook, as before.
+"""
+from __future__ import annotations
+
+import os
+
+from gitmemfs.core import git
+from gitmemfs.core.repo import Repo
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
+
+# gate.hooks.MARKER (core cannot import gate; tests/test_hotpath.py keeps them equal).
+MARKER = b"git-memfs-hook:"
+OURS = ("pre-commit", "pre-merge-commit", "post-commit")
+# The settings our post-commit acts on (gate.hooks.POST_COMMIT_KEYS, lower-cased as
+# `git config --list` prints them; the test keeps the two lists equal).
+POST_COMMIT_KEYS = ("memory.mirrorurl", "letta.memoryrepository.url", "dream.trigger")
+# Hooks `git commit` never runs: they may be there, and change nothing here.
+NOT_ON_COMMIT = frozenset((
+    "pre-merge-commit.local", "pre-receive", "update", "post-receive", "post-update", "proc-receive",
+    "pre-push", "post-checkout", "post-merge", "pre-rebase", "post-rewrite", "applypatch-msg",
+    "pre-applypatch", "post-applypatch", "push-to-checkout", "sendemail-validate", "fsmonitor-watchman",
+    "p4-changelist", "p4-prepare-changelist", "p4-post-changelist", "p4-pre-submit",
+))
+
+
+class Plan:
+    """What committing without our hooks has to do in their place."""
+
+    __slots__ = ("folder", "pre_local", "post_local", "post_hook")
+
+    def __init__(self, folder: str, pre_local: str | None, post_local: str | None, post_hook: str | None):
+        self.folder = folder
+        self.pre_local = pre_local
+        self.post_local = post_local
+        self.post_hook = post_hook
+
+
+def hooks_folder(repo: Repo) -> str:
+    setting = repo.cfg("core.hooksPath")
+    if setting:
+        return os.path.join(repo.root, os.path.expanduser(setting))
+    return os.path.join(repo.common_dir, "hooks")
+
+
+def _ours(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(512)
+    except OSError:
+        return False
+    return MARKER in head
+
+
+def plan(repo: Repo) -> Plan | None:
+    """The hook-free commit's plan, or None when git's own hooks must run."""
+    if os.environ.get("GIT_MEMFS_COMMIT_HOOKS") == "git":  # an escape hatch, and for A/B tests
+        return None
+    folder = hooks_folder(repo)
+    found: dict[str, str] = {}
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(".sample") or not os.access(entry.path, os.X_OK) or entry.is_dir():
+                    continue
+                found[entry.name] = entry.path
+    except FileNotFoundError:
+        return Plan(folder, None, None, None)
+    except OSError:
+        return None
+    for name, path in found.items():
+        if name in OURS:
+            if not _ours(path):
+                return None  # someone else's hook under our name: let git run it
+        elif name not in ("pre-commit.local", "post-commit.local") and name not in NOT_ON_COMMIT:
+            return None
+    post_hook = found.get("post-commit")
+    due = post_hook is not None and any(repo.cfg(k) for k in POST_COMMIT_KEYS)
+    # Our post-commit runs post-commit.local itself; otherwise we run it.
+    return Plan(folder, found.get("pre-commit.local"),
+                None if due else found.get("post-commit.local"), post_hook if due else None)
+
+
+def _hook_env(repo: Repo, author: Sequence[str]) -> dict[str, str]:
+    """What git puts in a commit hook's environment that a hook may look at."""
+    env = dict(os.environ)
+    env["GIT_INDEX_FILE"] = os.path.join(repo.git_dir, "index")
+    env.setdefault("GIT_EDITOR", ":")
+    env["GIT_PREFIX"] = ""
+    for i in range(0, len(author) - 1, 2):
+        key, _, value = author[i + 1].partition("=")
+        if key == "user.name":
+            env["GIT_AUTHOR_NAME"] = value
+        elif key == "user.email":
+            env["GIT_AUTHOR_EMAIL"] = value
+    return env
+
+
+def _run_hook(path: str, repo: Repo, env: dict[str, str]) -> tuple[int, bytes]:
+    import subprocess  # only when a chained hook or the post-commit work is there
+
+    proc = subprocess.run([path], cwd=repo.root, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          pass_fds=repo.held_fds, check=False)
+    return proc.returncode, proc.stdout
+
+
+def commit(repo: Repo, the_plan: Plan, files: Sequence[str], pathspecs: Sequence[str], *,
+           staged: bool, author: Sequence[str], message: str) -> git.Result:
+    """`git commit -- PATHS` with hooks off, their work done here. `staged`: the paths
+    are already in the index (a new file must be); else they are tracked and
+    `commit -- PATHS` takes them from the work tree, as the hooked commit does."""
+    env = _hook_env(repo, author)
+    if the_plan.pre_local:
+        if not staged:  # the chained hook judges the index: make it what will be committed
+            repo.git("add", "-A", "--", *pathspecs)
+        code, out = _run_hook(the_plan.pre_local, repo, env)
+        if code != 0:
+            return git.Result(code, b"", out, ["pre-commit.local"])
+    args = ["-c", "core.hooksPath=/dev/null", *author, "commit", "-q", "--no-edit", "--cleanup=whitespace",
+            "-F", "-", "--", *pathspecs]
+    result = repo.git(*args, input=message, check=False)
+    if result.code == 0:
+        after = the_plan.post_hook or the_plan.post_local
+        if after:
+            _run_hook(after, repo, env)  # never fails the commit: it is made
+    return result
+
+
+def head_sha(repo: Repo) -> str | None:
+    """HEAD's commit read from the ref files git has just written (no process);
+    None when that is not certain (packed, detached, another ref backend)."""
+    try:
+        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as fh:
+            head = fh.read().strip()
+        if not head.startswith("ref: refs/heads/"):
+            return None
+        with open(os.path.join(repo.common_dir, *head[5:].split("/")), encoding="utf-8") as fh:
+            sha = fh.read().strip()
+    except OSError:
+        return None
+    return sha if len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha) else None
+
+
+def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
+                     message: str) -> tuple[git.Result, str | None]:
+    """Commit `files` (already validated and written) in as few git processes as
+    possible: (the commit's result, the new HEAD when it worked).
+
+    Hook-free (see `plan`): `commit -- PATHS` alone for changed or deleted files,
+    `add` first only for new ones. With git's hooks: `add`, then `commit`, as before.
+    """
+    pathspecs = [f":(literal){p}" for p in files]
+    the_plan = plan(repo)
+    staged = new_files or the_plan is None
+    if staged:
+        repo.git("add", "-A", "--", *pathspecs)
+    if the_plan is None:
+        result = repo.git(*author, "commit", "-q", "--no-edit", "--cleanup=whitespace", "-F", "-", "--",
+                          *pathspecs, input=message, check=False)
+    else:
+        result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message)
+    if result.code != 0:
+        if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
+            repo.git("add", "-A", "--", *pathspecs, check=False)
+        return result, None
+    return result, head_sha(repo) or repo.head()

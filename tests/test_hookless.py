@@ -1,0 +1,200 @@
+"""Edits commit without starting our own hooks (the write path has validated the
+exact change), yet every gate still holds: chained .local hooks run and can refuse,
+the post-commit work (mirror, dream trigger) still happens, and any other hook in
+the folder sends the commit through git's hooks as before."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, head, memory, snapshot
+from gitmemfs.core import hookless
+from gitmemfs.gate import hooks as gate_hooks
+
+
+def hook(repo: Path, name: str, body: str) -> Path:
+    path = repo / ".git" / "hooks" / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(0o755)
+    return path
+
+
+def trace(repo: Path) -> Path:
+    """A pre-commit.local that records it ran (and the index it was shown)."""
+    log = repo / ".git" / "trace.log"
+    hook(repo, "pre-commit.local", f"echo pre >> '{log}'\ngit diff --cached --name-only >> '{log}'\n")
+    return log
+
+
+def edit(mem: Path, n: int = 0, **kw) -> object:
+    return memory("str_replace", "system/contacts.md", "Sarah" if n == 0 else f"Sarah{n}", f"Sarah{n + 1}",
+                  "-m", f"edit {n}", cwd=mem, **kw)
+
+
+def test_an_edit_starts_none_of_our_hooks(mem: Path) -> None:
+    """Our pre-commit, were it started, would leave a mark: it is not started."""
+    assert hookless.plan(hookless_repo(mem)) is not None
+    marker = mem / ".git" / "ran"
+    pre = mem / ".git" / "hooks" / "pre-commit"
+    pre.write_text(pre.read_text().replace("exec ", f"touch '{marker}'; exec ", 1))
+    assert edit(mem).returncode == 0
+    assert not marker.exists()
+    git("commit", "-q", "--allow-empty", "-m", "plain", cwd=mem)  # plain git still runs it
+    assert marker.exists()
+
+
+def test_a_chained_pre_commit_local_still_runs_and_refuses(mem: Path) -> None:
+    log = trace(mem)
+    assert edit(mem).returncode == 0
+    assert log.read_text().splitlines() == ["pre", "system/contacts.md"], "it saw the change staged"
+    hook(mem, "pre-commit.local", "echo 'policy: no edits on Fridays' >&2\nexit 1\n")
+    before = snapshot(mem)
+    for args in (["str_replace", "system/contacts.md", "Tom", "Thomas"],
+                 ["create", "notes/new/deep.md", "x", "-d", "d"],
+                 ["delete", "reference/history/a.md"]):
+        proc = memory(*args, "-m", "blocked", cwd=mem)
+        assert proc.returncode == 1
+        assert "commit failed and the change was rolled back" in proc.stderr
+        assert "policy: no edits on Fridays" in proc.stderr
+        assert snapshot(mem) == before
+    assert not (mem / "notes").exists()
+
+
+def test_a_chained_post_commit_local_runs_after_the_edit(mem: Path) -> None:
+    log = mem / ".git" / "post.log"
+    hook(mem, "post-commit.local", f"git rev-parse HEAD >> '{log}'\n")
+    assert edit(mem).returncode == 0
+    assert log.read_text().split() == [head(mem)]
+
+
+def test_with_a_mirror_configured_the_post_commit_hook_itself_runs(mem: Path) -> None:
+    """Our post-commit (mirror push, dream trigger) and, through it, post-commit.local."""
+    log = mem / ".git" / "post.log"
+    hook(mem, "post-commit.local", f"echo local >> '{log}'\n")
+    git("config", "dream.trigger", "off", cwd=mem)  # a post-commit key: the hook has work
+    post = mem / ".git" / "hooks" / "post-commit"
+    post.write_text(post.read_text().replace("py=", f"echo ours >> '{log}'\npy=", 1))
+    assert edit(mem).returncode == 0
+    assert log.read_text().split() == ["ours", "local"]
+
+
+@pytest.mark.parametrize("name", ["commit-msg", "prepare-commit-msg", "reference-transaction", "pre-commit"])
+def test_any_other_hook_sends_the_commit_through_git(mem: Path, name: str) -> None:
+    """A hook we do not run ourselves (or a foreign pre-commit) means git runs them all."""
+    log = mem / ".git" / "other.log"
+    if name == "pre-commit":
+        (mem / ".git" / "hooks" / "pre-commit").unlink()
+    hook(mem, name, f"echo {name} >> '{log}'\nexit 0\n")
+    assert hookless.plan(hookless_repo(mem)) is None
+    assert edit(mem).returncode == 0
+    assert name in log.read_text()
+
+
+def test_the_escape_hatch_runs_git_hooks(mem: Path) -> None:
+    marker = mem / ".git" / "ran"
+    pre = mem / ".git" / "hooks" / "pre-commit"
+    pre.write_text(pre.read_text().replace("exec ", f"touch '{marker}'; exec ", 1))
+    assert edit(mem, env={"GIT_MEMFS_COMMIT_HOOKS": "git"}).returncode == 0
+    assert marker.exists()
+
+
+def test_the_rules_still_refuse_a_bad_edit(mem: Path) -> None:
+    before = snapshot(mem)
+    proc = memory("str_replace", "system/rules.md", "Never", "Always", "-m", "x", cwd=mem)
+    assert proc.returncode == 1 and "read_only" in proc.stderr
+    assert snapshot(mem) == before
+
+
+def test_constants_agree_with_the_gate() -> None:
+    assert hookless.MARKER.decode() == gate_hooks.MARKER
+    assert hookless.POST_COMMIT_KEYS == tuple(k.lower() for k in gate_hooks.POST_COMMIT_KEYS)
+    assert set(hookless.OURS) == set(gate_hooks.CLIENT_HOOKS)
+
+
+def test_head_is_read_from_the_ref_files(mem: Path) -> None:
+    repo = hookless_repo(mem)
+    assert hookless.head_sha(repo) == head(mem)
+    git("switch", "-q", "--detach", cwd=mem)
+    assert hookless.head_sha(repo) is None  # detached: ask git
+
+
+def hookless_repo(path: Path):  # noqa: ANN201
+    from gitmemfs.core.repo import open_repo
+    return open_repo(str(path))
+
+
+if sys.platform != "linux":  # pragma: no cover
+    pytestmark = pytest.mark.skip("hook scripts are POSIX sh")
+
+
+# -- global options: the same on all three commands -------------------------------------------
+
+def test_view_of_a_folder_in_json_lists_its_files(mem: Path) -> None:
+    import json
+    out = json.loads(memory("view", "reference/history", "--json", cwd=mem).stdout)
+    assert out["kind"] == "folder"
+    assert out["files"] == [{"path": "reference/history/a.md", "description": "History A"},
+                            {"path": "reference/history/b.md", "description": "History B"}]
+
+
+def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) -> None:
+    import json
+
+    from conftest import run
+    proc = run("dream", "-q", "--agent", "builtin:noop", "--no-sandbox", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and proc.stderr == ""
+    proc = run("dream", "--json", "--agent", "builtin:noop", "--no-sandbox", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["ok"] and proc.stderr == ""
+    elsewhere = run("dream", "--memory-dir", str(mem), "-q", "list", cwd=tmp_path)
+    assert elsewhere.returncode == 0 and elsewhere.stdout == ""
+
+
+# -- unknown commands ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("cmd,argv,expect", [
+    ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
+    ("memory", ["creat", "x"], "did you mean 'create'?"),
+    ("memory", ["log"], "plain git does it here: git log"),
+    ("memory", ["revert", "HEAD"], "plain git does it here: git revert COMMIT"),
+    ("dream", ["shwo", "1"], "unknown command 'shwo'; did you mean 'show'?"),
+    ("memory-patch", ["-m", "r", "--jsn", "-"], "unrecognized arguments: --jsn"),
+])
+def test_unknown_commands_suggest_the_closest_or_plain_git(repo: Path, cmd: str, argv: list[str],
+                                                           expect: str) -> None:
+    from conftest import run
+    proc = run(cmd, *argv, cwd=repo)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: ") and expect in proc.stderr, proc.stderr
+    assert "-h)" in proc.stderr
+
+
+def test_writes_are_fsynced_only_when_git_fsyncs_its_objects(mem: Path) -> None:
+    from gitmemfs.core import writer
+    repo = hookless_repo(mem)
+    assert not writer.durable(repo)  # git's default: no fsync of loose objects
+    for value in ("committed", "objects,-pack", "loose-object", "all"):
+        git("config", "core.fsync", value, cwd=mem)
+        assert writer.durable(hookless_repo(mem)), value
+    git("config", "core.fsync", "index", cwd=mem)
+    assert not writer.durable(hookless_repo(mem))
+    git("config", "core.fsyncObjectFiles", "true", cwd=mem)
+    assert writer.durable(hookless_repo(mem))
+    assert edit(mem).returncode == 0  # and the durable path still edits
+
+
+def test_a_failing_commit_of_a_tracked_file_reports_git_not_no_effect(mem: Path, tmp_path: Path) -> None:
+    """Without `git add` first, a commit that fails for git's own reasons (no identity)
+    must still say why, and roll back."""
+    empty = tmp_path / "empty.gitconfig"
+    empty.write_text("")
+    before = snapshot(mem)
+    proc = memory("str_replace", "system/contacts.md", "Tom", "Thomas", "-m", "m", cwd=mem,
+                  env={"GIT_CONFIG_GLOBAL": str(empty), "EMAIL": "", "GIT_AUTHOR_EMAIL": ""})
+    if proc.returncode == 0:
+        pytest.skip("git found an identity from the system (hostname/EMAIL)")
+    assert "set AGENT_ID" in proc.stderr and "no effective changes" not in proc.stderr
+    assert snapshot(mem) == before

@@ -1,0 +1,137 @@
+"""The README's examples are transcripts, and they run: every ```console block is
+taken from README.md, its `$ ` commands run in order in one temporary memory
+repository (at the README's /home/me/agent-memory, mapped to a temp folder), and
+each command's output must match what the README shows.
+
+Matching: commit ids (7-64 hex digits) match any id; `…` matches any text (the
+README elides with it); the README's home and repository paths stand for the temp
+ones. A block that needs what a test machine lacks (a real hosted server, a
+specific terminal) is preceded in the README by
+`<!-- transcript: skip: REASON -->`; a block can run setup first with
+`<!-- transcript: setup: SHELL COMMANDS -->` (hidden when rendered).
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+HOME = "/home/me"
+REPO = "/home/me/agent-memory"
+
+
+class Block:
+    def __init__(self, line: int, text: str, skip: str | None, setup: list[str], fresh: bool = False):
+        self.line = line
+        self.skip = skip
+        self.setup = setup
+        self.fresh = fresh
+        self.steps: list[tuple[str, list[str]]] = []  # (command, expected output lines)
+        for raw in text.split("\n"):
+            if raw.startswith("$ "):
+                self.steps.append((raw[2:], []))
+            elif self.steps:
+                self.steps[-1][1].append(raw)
+
+
+def blocks(readme: str) -> list[Block]:
+    out = []
+    lines = readme.split("\n")
+    i = 0
+    skip: str | None = None
+    setup: list[str] = []
+    fresh = False
+    while i < len(lines):
+        line = lines[i]
+        m = re.fullmatch(r"<!-- transcript: (skip|setup|fresh)(?:: (.*))? -->", line.strip())
+        if m:
+            if m.group(1) == "skip":
+                skip = m.group(2)
+            elif m.group(1) == "fresh":
+                fresh = True
+            else:
+                setup.append(m.group(2))
+        elif line.strip() == "```console":
+            start = i + 1
+            j = start
+            while lines[j].strip() != "```":
+                j += 1
+            out.append(Block(start, "\n".join(lines[start:j]), skip, setup, fresh))
+            skip, setup, fresh = None, [], False
+            i = j
+        elif line.startswith("```"):  # another kind of block: annotations do not carry over it
+            skip, setup, fresh = None, [], False
+        i += 1
+    return out
+
+
+def pattern(expected: list[str]) -> re.Pattern[str]:
+    """The expected output as a regex: ids and `…` are wildcards."""
+    text = "\n".join(expected).rstrip()
+    parts = re.split(r"(…|\b[0-9a-f]{7,64}\b)", text)
+    regex = "".join(".*?" if p == "…" else "[0-9a-f]{7,64}" if re.fullmatch(r"[0-9a-f]{7,64}", p)
+                    else re.escape(p) for p in parts)
+    return re.compile(regex, re.DOTALL)
+
+
+def masked(output: str, home: Path) -> str:
+    text = output.replace(str(home / "agent-memory"), REPO).replace(str(home), HOME)
+    text = re.sub(r"\b\d{8}T\d{6}Z\b", "20250301T101500Z", text)  # backup ref stamps
+    return "\n".join(line.rstrip() for line in text.rstrip().split("\n"))
+
+
+@pytest.fixture(scope="module")
+def readme_blocks() -> list[Block]:
+    return blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+def test_every_console_block_runs_or_says_why_not(readme_blocks: list[Block]) -> None:
+    assert len(readme_blocks) >= 10
+    for block in readme_blocks:
+        assert block.steps, f"README line {block.line}: a console block without a `$ ` command"
+        assert block.skip is None or len(block.skip) > 10, f"README line {block.line}: give the reason"
+
+
+def test_readme_transcripts(readme_blocks: list[Block], tmp_path: Path) -> None:
+    home = tmp_path / "home" / "me"
+    home.mkdir(parents=True)
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "COLUMNS": "80",
+           "FIXTURES": str(ROOT / "tests" / "fixtures" / "readme"), "CHECKOUT": str(ROOT)}
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Me\n\temail = me@example.com\n[init]\n\tdefaultBranch = main\n")
+    for name in ("GIT_MEMFS_PYTHON",):
+        env.pop(name, None)
+    repo = home / "agent-memory"
+
+    def sh(command: str) -> tuple[int, str]:
+        # stdout and stderr in one stream, in the order a terminal shows them
+        proc = subprocess.run(["bash", "-c", command], cwd=repo if repo.exists() else home, env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              stdin=subprocess.DEVNULL, timeout=120)
+        return proc.returncode, proc.stdout
+
+    init = f"cd {home} && rm -rf {repo} && git memory init -q {repo}"
+    code, out = sh(init)
+    assert code == 0, out
+    failures = []
+    for block in readme_blocks:
+        if block.skip:
+            continue
+        if block.fresh:  # the section starts from a new repository
+            code, out = sh(init)
+            assert code == 0, out
+        for command in block.setup:
+            code, out = sh(command)
+            assert code == 0, f"README line {block.line}: setup {command!r} failed:\n{out}"
+        for command, expected in block.steps:
+            _, out = sh(command)
+            got = masked(out, home)
+            if not pattern(expected).fullmatch(got):
+                failures.append(f"README line {block.line}: $ {command}\n--- README\n" + "\n".join(expected)
+                                + f"\n--- actual\n{got}\n")
+    assert not failures, "\n".join(failures)
