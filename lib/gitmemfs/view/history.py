@@ -43,6 +43,7 @@ class Entry:
         self.paths = trailers.get("Memory-Path") or changed
         self.undoes = (trailers.get("Memory-Undoes") or [None])[0]
         self.merged: list[dict[str, str]] = []  # --dreams: the dream's own commits
+        self.status: dict[str, str] = {}  # path -> A, M, D (R with --follow)
 
     def line(self) -> str:
         shown = ", ".join(self.paths[:4]) + (f" (+{len(self.paths) - 4})" if len(self.paths) > 4 else "")
@@ -108,9 +109,7 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
         return LogResult([], paths, False)
     specs = pathspecs(paths)
     follow = len(specs) == 1 and not dreams
-    args = ["log", f"--format={_FORMAT}", "-z", "--name-only", "--diff-merges=first-parent"]
-    if follow:
-        args.append("--follow")
+    args = ["log", f"--format={_FORMAT}", "-z", "--name-status", "--diff-merges=first-parent"]
     if n is not None:
         if n < 1:
             raise UsageError("log: -n must be at least 1")
@@ -125,10 +124,50 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
         args.append(f"--grep=^Memory-Op: {op}$")
     if dreams:
         args += ["--merges", "--grep=^Dream-Id: "]
-    # --follow takes the path without magic; the pathspec spelling elsewhere.
-    args += [sha, "--", *([paths[0].strip().strip("/")] if follow else specs)]
-    res = repo.git(*args, spool=True)
     agents = agent_emails(repo)
+    if not follow:
+        entries = _entries(repo, [*args, sha, "--", *specs], agents)
+        if dreams:
+            _dream_details(repo, entries)
+        return LogResult(entries, paths, False)
+    path = paths[0].strip().strip("/")
+    if op or since:  # filtered: the oldest commit listed need not be the file's first
+        return LogResult(_entries(repo, [*args, "--follow", sha, "--", path], agents), paths, True)
+    # Follow renames ourselves: a plain path-limited log can use the commit-graph's
+    # changed-path filters (--follow cannot), and a rename is found only where the
+    # file's oldest commit added it.
+    entries: list[Entry] = []
+    start = sha
+    for _ in range(100):
+        part = _entries(repo, [*args, start, "--", f":(literal){path}"], agents)
+        entries += part
+        if not part or (n is not None and len(entries) >= n) or part[-1].status.get(path) != "A" \
+                or not part[-1].parents:
+            break
+        oldest = part[-1]
+        source = _renamed_from(repo, oldest.parents[0], oldest.sha, path)
+        if source is None:
+            break
+        start, path = oldest.parents[0], source
+    return LogResult(entries[:n] if n is not None else entries, paths, True)
+
+
+def _renamed_from(repo: Repo, parent: str, commit: str, path: str) -> str | None:
+    fields = repo.git("diff-tree", "-r", "-M", "-z", "--name-status", parent, commit).out.split("\0")
+    i = 0
+    while i < len(fields):
+        status = fields[i]
+        if status.startswith("R") and i + 2 < len(fields):
+            if fields[i + 2] == path:
+                return fields[i + 1]
+            i += 3
+        else:
+            i += 2
+    return None
+
+
+def _entries(repo: Repo, args: list[str], agents: set[str]) -> list[Entry]:
+    res = repo.git(*args, spool=True)
     entries = []
     for record in res.raw.decode("utf-8", "replace").split("\x01"):
         if not record:
@@ -143,16 +182,31 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
             m = _TRAILER.match(tline)
             if m:
                 trailers.setdefault(m.group(1), []).append(m.group(2).strip())
-        changed = [p for p in names.lstrip("\n").split("\0") if p and not is_hidden(p)]
-        entries.append(Entry(sha_, parents.split(), int(ctime or 0), date, author, email, trailers,
-                             subject, changed, classify(email, trailers, agents)))
-    if dreams:
-        for e in entries:
+        items = names.lstrip("\n").split("\0")
+        status: dict[str, str] = {}
+        i = 0
+        while i + 1 < len(items):
+            code = items[i]
+            if code[:1] in ("R", "C") and i + 2 < len(items):  # --follow reports renames
+                status[items[i + 2]] = code[:1]
+                i += 3
+            else:
+                status[items[i + 1]] = code[:1]
+                i += 2
+        changed = [p for p in status if not is_hidden(p)]
+        entry = Entry(sha_, parents.split(), int(ctime or 0), date, author, email, trailers, subject, changed,
+                      classify(email, trailers, agents))
+        entry.status = status
+        entries.append(entry)
+    return entries
+
+
+def _dream_details(repo: Repo, entries: list[Entry]) -> None:
+    for e in entries:
             if len(e.parents) > 1:
                 out = repo.git("log", "--format=%H%x1f%s", f"{e.parents[0]}..{e.parents[1]}")
                 e.merged = [{"commit": c, "subject": s} for c, _, s in
                             (line.partition("\x1f") for line in out.lines())]
-    return LogResult(entries, paths, follow)
 
 
 # -- show -------------------------------------------------------------------------------------

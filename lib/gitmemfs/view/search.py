@@ -180,6 +180,14 @@ class Matcher:
             return sum(1 for _ in self.pattern.finditer(text))
         return self.fold(text).count(self.terms[i])
 
+    def as_phrase(self) -> Matcher:
+        """The same query as one literal term: the exact text, spaces normalised."""
+        other = Matcher(self.phrase if not self.ignore_case else " ".join(self.query.split()), regex=False)
+        other.terms = [self.phrase]
+        other.phrase = self.phrase
+        other.ignore_case = self.ignore_case
+        return other
+
     def phrase_in(self, text: str) -> bool:
         return (not self.regex and len(self.terms) > 1
                 and self.phrase in " ".join(self.fold(text).split()))
@@ -200,16 +208,28 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
         return SearchResult(query, None, history=history, where=where, regex=regex, files=[], total=0,
                             mode="regex" if regex else "all")
     specs = pathspecs(paths)
-    skipped = 0
-    if history:
-        found, n_docs = _search_history(repo, matcher, sha, specs, where)
-    else:
-        found, n_docs, skipped = _search_tree(repo, matcher, sha, specs, where)
-    mode, kept = _combine(matcher, found)
-    if mode == "any" and not history:
-        # No file holds every word (the grep asked for those only): ask for any of them.
-        found, n_docs, skipped = _search_tree(repo, matcher, sha, specs, where, every=False)
+
+    def run(m: Matcher, every: bool = True) -> tuple[dict[str, FileHits], int, int]:
+        if history:
+            return (*_search_history(repo, m, sha, specs, where), 0)
+        return _search_tree(repo, m, sha, specs, where, every)
+
+    kept: list[FileHits] = []
+    if not regex and len(matcher.terms) > 1:
+        # Literal first: the exact text, one cheap pattern. Only when no file holds it,
+        # the words: files holding every word, and failing that, any of them.
+        phrase = matcher.as_phrase()
+        found, n_docs, skipped = run(phrase)
+        mode, kept = _combine(phrase, found)
+        if kept:
+            matcher = phrase
+    if not kept:
+        found, n_docs, skipped = run(matcher)
         mode, kept = _combine(matcher, found)
+        if mode == "any" and not history:
+            # The grep asked for files holding every word and found none: ask for any.
+            found, n_docs, skipped = run(matcher, every=False)
+            mode, kept = _combine(matcher, found)
     _rank(matcher, kept, n_docs)
     kept.sort(key=lambda f: (not f.pinned, -f.score, f.path))
     return SearchResult(query, sha, history=history, where=where, regex=regex, files=kept[:limit],
@@ -500,6 +520,8 @@ def _rank(m: Matcher, files: list[FileHits], n_docs: int) -> None:
             score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
         if m.phrase_in(doc):
             score *= 1.5
+        elif len(m.terms) > 1 and any(len(m.line_terms(h.text)) == len(m.terms) for h in f.hits):
+            score *= 1.3  # every word on one line: near each other, likely one fact
         if any(h.where == "path" for h in f.hits):
             score += 0.5
         f.score = score
