@@ -260,13 +260,13 @@ def _search_tree(repo: Repo, m: Matcher, sha: str, specs: list[str], where: str,
     if where != "path":
         grep = _Background(repo, ["grep", "-n", "-z", "-I", "--no-color", "--full-name", *m.grep_args(every),
                                   sha, "--", *specs])
-    listing = repo.git("ls-tree", "-r", "-z", "--full-tree", sha, "--", *specs, spool=True)
-    entries = {e.path: e.oid for e in parse_ls_tree(listing.raw) if not is_hidden(e.path)}
+    listing = repo.git("ls-tree", "-r", "-z", "--full-tree", "--name-only", sha, "--", *specs, spool=True)
+    names = listing.raw.decode("utf-8", "replace")
+    n_docs = names.count("\0")
     found: dict[str, FileHits] = {}
     if where in ("all", "path"):
-        for path in entries:
-            terms = m.line_terms(path)
-            if terms:
+        for path, terms in _path_matches(m, names).items():
+            if not is_hidden(path):
                 fh = found.setdefault(path, FileHits(path))
                 fh.terms |= terms
                 fh.hits.append(Hit(0, path, "path"))
@@ -281,7 +281,7 @@ def _search_tree(repo: Repo, m: Matcher, sha: str, specs: list[str], where: str,
             if len(parts) != 3 or not parts[1].isdigit():
                 continue
             path = parts[0][len(prefix):] if parts[0].startswith(prefix) else parts[0]
-            if path in entries:
+            if not is_hidden(path):
                 lines.setdefault(path, []).append((int(parts[1]), parts[2]))
     candidates = set(lines) | set(found)
     skipped = 0
@@ -297,16 +297,41 @@ def _search_tree(repo: Repo, m: Matcher, sha: str, specs: list[str], where: str,
         candidates = set(ranked)
         lines = {p: v for p, v in lines.items() if p in candidates}
         found = {p: v for p, v in found.items() if p in candidates}
-    blobs = _read_blobs(repo, [entries[p] for p in candidates])
+    # Only the candidates are read, by name (git finds them in the tree): listing
+    # 100,000 blob ids and building a dict of them costs more than the grep.
+    blobs = _read_blobs(repo, [f"{sha}:{p}" for p in candidates if "\n" not in p])
     for path, matched in lines.items():
-        text = _text(blobs.get(entries[path]))
+        text = _text(blobs.get(f"{sha}:{path}"))
         fh = found.setdefault(path, FileHits(path))
         _classify(m, fh, matched, text, where)
     for path, fh in found.items():
-        text = _text(blobs.get(entries[path]))
+        text = _text(blobs.get(f"{sha}:{path}"))
         fh.description = description_of(text)
         fh.doc = text
-    return {p: f for p, f in found.items() if f.terms}, len(entries), skipped
+    return {p: f for p, f in found.items() if f.terms}, n_docs, skipped
+
+
+def _path_matches(m: Matcher, names: str) -> dict[str, set[int]]:
+    """Paths (NUL-separated `names`) holding a term: one scan of the listing per term,
+    so only the matching paths cost Python work."""
+    out: dict[str, set[int]] = {}
+    if m.regex:
+        for path in names.split("\0"):
+            if path and m.line_terms(path):
+                out[path] = {0}
+        return out
+    folded = m.fold(names)
+    for i, term in enumerate(m.terms):
+        if "\0" in term:
+            continue
+        pos = folded.find(term)
+        while pos >= 0:
+            start = folded.rfind("\0", 0, pos) + 1
+            end = folded.find("\0", pos)
+            end = len(folded) if end < 0 else end
+            out.setdefault(names[start:end], set()).add(i)
+            pos = folded.find(term, end)
+    return out
 
 
 class _Background:
@@ -389,6 +414,7 @@ def _text(data: bytes | None) -> str:
 
 
 def _read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes | None]:
+    """Objects by oid or `rev:path`, through one `cat-file --batch`."""
     wanted = sorted(set(oids))
     if not wanted:
         return {}
