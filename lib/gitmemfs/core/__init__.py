@@ -11,4 +11,6 @@
     repo.py      finding and opening a memory repository, locks, identity
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     outcome.py   what an operation returns
+    revision.py  naming commits and past files, with errors that say where to look
+    memdiff.py   body-aware diffs (frontmatter keys apart from the body)
 """
