@@ -317,3 +317,37 @@ def test_log_dreams_and_undo_a_dream_merge_as_one_unit(mem: Path) -> None:
     assert not (mem / "notes/dream.md").exists() and (mem / "notes/after.md").exists()
     assert "Tom: +1-555-0199" in (mem / "system/contacts.md").read_text()
     assert git("diff", "--stat", before, "HEAD", "--", "system/", cwd=mem).stdout == ""
+
+
+def test_exact_text_first_then_words(repo: Path) -> None:
+    write(repo, "notes/exact.md", memfile("Exact", "The blue door key is under the mat.\n"))
+    write(repo, "notes/words.md", memfile("Words", "A key.\nThe door is blue.\n"))
+    commit_all(repo, "keys")
+    res = js("search", "blue door key", cwd=repo)
+    assert res["mode"] == "phrase" and [r["path"] for r in res["results"]] == ["notes/exact.md"]
+    res = js("search", "key blue door", cwd=repo)  # no file holds this exact text
+    assert res["mode"] == "all" and {r["path"] for r in res["results"]} == {"notes/exact.md", "notes/words.md"}
+    assert res["results"][0]["path"] == "notes/exact.md"  # every word on one line ranks first
+
+
+def test_python_api_for_in_process_callers(mem: Path) -> None:
+    from gitmemfs.core.errors import MemfsError
+    from gitmemfs.core.repo import open_repo
+    from gitmemfs.edit.undo import restore, undo
+    from gitmemfs.view.history import diff, log, show
+    from gitmemfs.view.search import search
+
+    shas = travel_history(mem)
+    repo = open_repo(str(mem))
+    found = search(repo, "lisbon", history=True, limit=5)
+    assert found.as_dict()["count"] == 2 and found.files[0].commit in (shas["rename"], shas["create"])
+    assert [e.op for e in log(repo, ["notes/travel.md"]).entries] == ["delete", "rename", "create"]
+    assert show(repo, f"notes/trip.md@{shas['create']}").doc.description == "Travel plans"
+    assert diff(repo, f"{shas['rename']}..{shas['delete']}").as_dict()["files"][0]["status"] == "deleted"
+    before = snapshot(mem)
+    assert undo(repo, last=True, reason="x", dry_run=True).as_dict()["dry_run"] is True
+    assert snapshot(mem) == before
+    out = restore(repo, "notes/travel.md", shas["rename"], "Back again")
+    assert out.as_dict()["restored_from"] == shas["rename"] and out.commit == head(mem)
+    with pytest.raises(MemfsError, match="no commit abc1234 in this memory; see git memory log"):
+        undo(repo, "abc1234", reason="x")
