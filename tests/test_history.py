@@ -165,6 +165,7 @@ def test_show_path_at_rev_and_where_a_missing_file_went(mem: Path) -> None:
     err = refused(mem, "show", "notes/travel.md", expect="notes/travel.md does not exist")
     assert f"deleted or moved in {shas['delete'][:7]}" in err and "git memory restore" in err
     refused(mem, "show", "notes/never.md", expect="never existed")
+    refused(mem, "show", "system", expect="system is a folder")
 
 
 def test_diff_is_body_aware(mem: Path) -> None:

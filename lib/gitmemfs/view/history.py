@@ -259,6 +259,10 @@ def show(repo: Repo, spec: str, rev: str | None = None) -> Shown:
         raise MemfsError("show: this memory has no commits yet; see git memory log")
     data = read_blob(repo, sha, path)
     if data is None:
+        kind = repo.git("cat-file", "-t", f"{sha}:{path}", check=False).out.strip()
+        if kind == "tree":
+            raise MemfsError(f"show: {path} is a folder at {sha[:7]}; name a file in it (git memory view "
+                             f"{path} lists the current one)")
         raise MemfsError(missing_message(repo, path, sha, "show"))
     return Shown(path, sha, data)
 
