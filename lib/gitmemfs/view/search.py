@@ -466,7 +466,7 @@ def _search_history(repo: Repo, m: Matcher, sha: str, specs: list[str],
                     where: str) -> tuple[dict[str, FileHits], int]:
     lived, present = history_versions(repo, sha, specs)
     order = _commit_order(repo, sha)
-    blobs = _read_blobs(repo, [oid for _, oid in lived]) if where != "path" else {}
+    blobs = _read_blobs(repo, [oid for _, oid in lived])
     found: dict[str, FileHits] = {}
     newest: dict[tuple[str, str, str], int] = {}
     # The newest versions first, so each distinct hit keeps its newest commit.
@@ -497,6 +497,9 @@ def _search_history(repo: Repo, m: Matcher, sha: str, specs: list[str],
                     fh.doc = text
         if len(fh.hits) > before and fh.commit is None:
             fh.commit = commit
+        if fh.hits and not fh.doc:  # the newest version with a hit describes the file
+            fh.doc = _text(blobs.get(oid))
+            fh.description = description_of(fh.doc)
         if fh.hits:
             found[path] = fh
     for fh in found.values():
