@@ -13,4 +13,6 @@
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns
+    revision.py  naming commits and past files, with errors that say where to look
+    memdiff.py   body-aware diffs (frontmatter keys apart from the body)
 """

@@ -106,7 +106,8 @@ class WriteSession:
                              details={"problems": [p.as_dict() for p in problems]})
 
     def commit(self, changes: Sequence[Change], *, op: str, reason: str,
-               paths: Sequence[str] | None = None, label: str | None = None) -> str:
+               paths: Sequence[str] | None = None, label: str | None = None,
+               trailers: Sequence[str] = ()) -> str:
         """Write, stage and commit `changes` as one commit; return its sha.
 
         `paths` are the affected paths named in trailers and output (default: the
@@ -138,7 +139,7 @@ class WriteSession:
                         created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
                 except OSError as exc:  # name the memory file, not our temp file
                     raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
-            message = commit_message(reason, op, paths or files)
+            message = commit_message(reason, op, paths or files, trailers)
             author = self.repo.author()
             # Validated above: commit without re-running our own hooks when that is safe.
             result, sha = hookless.commit_validated(
@@ -195,8 +196,9 @@ def _os_refusal(tool: str, exc: BaseException, root: str, near: str = "") -> Mem
 SUBJECT_MAX = 200
 
 
-def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
-    trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)]
+def commit_message(reason: str, op: str, paths: Sequence[str], extra: Sequence[str] = ()) -> str:
+    """`extra`: more trailers after the op and paths (undo's `Memory-Undoes: <sha>`)."""
+    trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)] + list(extra)
     return _subject_and_body(reason.strip()) + "\n\n" + "\n".join(trailers) + "\n"
 
 
