@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import git, rules
+from gitmemfs.core import approval, git, rules
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator, Sequence
+    from typing import Callable, Iterable, Iterator, Sequence
 
     from gitmemfs.core.rules import Problem
 
@@ -60,10 +61,70 @@ class Report:
                 "problems": [p.as_dict() for p in self.problems]}
 
 
+class Context:
+    """How one tree is judged: its layout, which folders hold a `MEMORY.md` index
+    (asked lazily through the blob reader, letta-root only) and what a person approved."""
+
+    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths")
+
+    def __init__(self, layout: str, prefix: str, reader: git.BlobReader | None,
+                 approvals: frozenset[str] = frozenset(), paths: set[str] | None = None):
+        self.layout = layout
+        self.prefix = prefix    # ":" for the index, "<rev>:" for a commit's tree
+        self.reader = reader
+        self.approvals = approvals
+        self._index: dict[str, bool] = {}
+        self._paths = paths     # every path of the tree, when already listed
+
+    def indexed(self, folder: str) -> bool:
+        name = f"{folder}/{layouts.INDEX}"
+        if self._paths is not None:
+            return name in self._paths
+        if folder not in self._index:
+            self._index[folder] = self.reader is not None and self.reader.read(self.prefix + name) is not None
+        return self._index[folder]
+
+
+def settings(cwd: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys)."""
+    res = git.run_light(["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout)$"],
+                        cwd=cwd, env=env, check=False)
+    found: dict[str, str] = {}
+    for item in res.out.split("\0") if res.code == 0 else ():
+        key, _, value = item.partition("\n")
+        if key:
+            found[key.lower()] = value
+    return found
+
+
+def _layout_name(configured: str | None, has_index: bool) -> str:
+    try:
+        return layouts.detect(configured, has_index)
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
+
+
+def context_at(reader: git.BlobReader, prefix: str, configured: str | None,
+               approvals: frozenset[str] = frozenset()) -> Context:
+    """The judging context of the tree at `prefix` (":" = the index, "<rev>:" = a commit)."""
+    if configured:
+        name = _layout_name(configured, False)
+    else:
+        name = _layout_name(None, reader.read(f"{prefix}{layouts.INDEX}") is not None)
+    return Context(name, prefix, reader, approvals)
+
+
 def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
     res = git.run_light(["config", "--get", "memory.checkScope"], cwd=cwd, env=env, check=False)
     try:
         return rules.valid_scope(res.out.strip() if res.code == 0 else None)
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.checkScope all") from None
+
+
+def _valid_scope(value: str | None) -> str:
+    try:
+        return rules.valid_scope(value)
     except ValueError as exc:
         raise MemfsError(f"{exc}; fix it with git config memory.checkScope all") from None
 
@@ -98,21 +159,26 @@ def _parse_raw(tokens: Iterable[str], *, headers: bool) -> Iterator[Change]:
         yield Change(path, _oid(old_oid), _oid(new_oid), None if _oid(new_oid) is None else new_mode, commit)
 
 
-def _needs_content(path: str) -> bool:
-    return rules.is_markdown(path)
+def _needs_content(path: str, layout: str = layouts.DEFAULT) -> bool:
+    return rules.content_checked(path, layout)
 
 
-def _wanted(changes: Iterable[Change]) -> list[str]:
+def _wanted(changes: Iterable[Change], layout: str = layouts.DEFAULT) -> list[str]:
     """The blobs the rules read: both sides of a change, only the old side of a guard."""
-    return sorted({oid for ch in changes if _needs_content(ch.path)
+    return sorted({oid for ch in changes if _needs_content(ch.path, layout)
                    for oid in ((ch.old_oid,) if ch.guard else (ch.old_oid, ch.new_oid)) if oid})
 
 
 def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
-                  env: dict[str, str] | None = None, reader: git.BlobReader | None = None) -> Report:
+                  env: dict[str, str] | None = None, reader: git.BlobReader | None = None,
+                  contexts: Callable[[str | None], Context] | None = None) -> Report:
     """Apply the change rules to `changes`, reading their blobs through `reader`
-    (or a new `cat-file --batch`, started only when some blob is needed)."""
-    oids = _wanted(changes)
+    (or a new `cat-file --batch`, started only when some blob is needed).
+    `contexts(commit)` gives the layout context a change is judged in (default: letta)."""
+    default = Context(layouts.DEFAULT, ":", reader)
+    pick = contexts or (lambda _commit: default)
+    plain = any(pick(ch.commit).layout == layouts.PLAIN for ch in changes)
+    oids = _wanted(changes, layouts.PLAIN if plain else layouts.DEFAULT)
     blobs: dict[str, bytes | None] = {}
     if oids:
         if reader is None:
@@ -123,7 +189,7 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
     problems: list[Problem] = []
     seen: set[tuple[str, str | None, str]] = set()
     for ch in changes:
-        for problem in _judge(ch, blobs, scope):
+        for problem in _judge(ch, blobs, scope, pick(ch.commit)):
             # A merge re-presents its side branch's blobs; report each problem once.
             key = (ch.path, ch.new_oid, problem.message)
             if key not in seen:
@@ -132,17 +198,19 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
     return Report(mode, problems, len(changes), commits)
 
 
-def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str) -> list[Problem]:
+def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str, ctx: Context) -> list[Problem]:
     old = blobs.get(ch.old_oid) if ch.old_oid else None
     if ch.guard:
         changed = ch.old_oid != ch.new_oid or ch.new_mode == rules.SYMLINK_MODE
-        return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit)
-    if _needs_content(ch.path):
+        return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit,
+                                layout=ctx.layout)
+    if _needs_content(ch.path, ctx.layout):
         new = blobs.get(ch.new_oid) if ch.new_oid else None
     else:  # layout rules only need the name
         old = b"" if ch.old_oid else None
         new = b"" if ch.new_oid else None
-    return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit)
+    return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit,
+                              layout=ctx.layout, indexed=ctx.indexed, approvals=ctx.approvals)
 
 
 def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -157,10 +225,16 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
         res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev",
                              "--ignore-submodules=all"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        if not changes:
+            return Report("staged", [], 0)
+        found = settings(cwd, env)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
-            scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
-        return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader)
+            scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+                ch.path for ch in changes) else rules.DEFAULT_SCOPE
+        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ))
+        return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader,
+                             contexts=lambda _commit: ctx)
 
 
 def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -171,16 +245,22 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     if res.code != 0:
         raise MemfsError(f"git memory check: cannot read the tree of {rev!r}; is it a commit?")
     entries = parse_ls_tree(res.raw)
+    found = settings(cwd, env)
     if scope is None:
-        scope = scope_for(cwd, env) if _scope_matters(e.path for e in entries) else rules.DEFAULT_SCOPE
-    wanted = sorted({e.oid for e in entries if _needs_content(e.path)})
+        scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+            e.path for e in entries) else rules.DEFAULT_SCOPE
+    paths = {e.path for e in entries}
+    ctx = Context(_layout_name(found.get("memory.layout"), layouts.INDEX in paths), f"{rev}:", None,
+                  paths=paths)
+    wanted = sorted({e.oid for e in entries if _needs_content(e.path, ctx.layout)})
     blobs: dict[str, bytes | None] = {}
     if wanted:
         with git.BlobReader(cwd, env=env) as reader:
             blobs = reader.read_many(wanted)
     problems: list[Problem] = []
     for e in entries:
-        problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode)
+        problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode,
+                                      layout=ctx.layout, indexed=ctx.indexed)
     return Report("all", problems, len(entries))
 
 
@@ -188,12 +268,14 @@ _DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev",
 
 
 def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
-                 env: dict[str, str] | None = None) -> Report:
+                 env: dict[str, str] | None = None, approvals: frozenset[str] | None = None) -> Report:
     """Every commit of `spec`, each against its first parent; a merge also against
     its other parents, for read_only protection (see `rules.check_kept`).
 
     `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
     server hooks pass `NEW... --not --all`: only commits the repository lacks).
+    Each commit is judged in its own tree's layout. `approvals` default to this
+    process's environment (a dream's gate passes none).
     """
     revs = [spec] if isinstance(spec, str) else list(spec)
     listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
@@ -216,9 +298,21 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
             if ch.old_oid is not None:  # only what a parent had can be protected there
                 ch.guard = True
                 changes.append(ch)
+    found = settings(cwd, env)
     if scope is None:
-        scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
-    return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env)
+        scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+            ch.path for ch in changes) else rules.DEFAULT_SCOPE
+    approved = approval.from_env(os.environ) if approvals is None else frozenset(approvals)
+    with git.BlobReader(cwd, env=env) as reader:
+        cache: dict[str | None, Context] = {}
+
+        def contexts(commit: str | None) -> Context:
+            if commit not in cache:
+                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"), approved)
+            return cache[commit]
+
+        return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env, reader=reader,
+                             contexts=contexts)
 
 
 def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None = None,
@@ -249,7 +343,11 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         for ch in changes:
             ch.commit = new
-        extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env)
+        with git.BlobReader(cwd, env=env) as reader:
+            ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
+                             approval.from_env(os.environ))
+            extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
+                                  reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
