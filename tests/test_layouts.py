@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
+from conftest import run as conftest_run
 from gitmemfs.core import layout as layouts
 
 
@@ -193,3 +194,104 @@ def test_letta_layout_unchanged(repo: Path) -> None:
     committed(repo)
     write(repo, "system/y.md", "---\nname: y\ndescription: d\n---\n")
     refused(repo, "system/y.md: unknown frontmatter key 'name' (allowed: description read_only limit)")
+
+
+# -- a repository as current Letta makes it, and what the views project ----------------
+
+def letta_today(tmp_path: Path) -> Path:
+    """A root-index memory built by hand from the reference's rules (not by our init),
+    committed through the hooks."""
+    path = tmp_path / "letta"
+    assert memory("init", str(path), cwd=tmp_path).returncode == 0  # hooks; then replace the seed
+    git("rm", "-q", "-r", "system", cwd=path)
+    write(path, "MEMORY.md", "# Memory index\n\n- persona.md, human.md\n- projects/: what we build\n")
+    write(path, "persona.md", root_file("persona", "Who I am", "I am terse.\n"))
+    write(path, "human.md", root_file("human", "The user", "Ada, compilers.\nLikes tests.\n"))
+    write(path, "projects/MEMORY.md", "# Projects\n")
+    write(path, "projects/alpha.md", root_file("alpha", "The alpha compiler", "Due in May.\n"))
+    write(path, "loose/notes.md", "anything: loose/ has no index, so this is not memory\n")
+    write(path, "skills/review/SKILL.md", root_file("review", "Review code", "steps\n"))
+    committed(path, "Letta-style root index")
+    return path
+
+
+COMPILED = """\
+Reminder: <projection> contains the local path of the memory file projection.
+
+<self>
+<projection>$MEMORY_DIR/persona.md</projection>
+I am terse.
+</self>
+
+<memory>
+<human>
+  <projection>$MEMORY_DIR/human.md</projection>
+  <description>The user</description>
+  Ada, compilers.
+  Likes tests.
+</human>
+<MEMORY>
+  <projection>$MEMORY_DIR/MEMORY.md</projection>
+  # Memory index
+
+  - persona.md, human.md
+  - projects/: what we build
+</MEMORY>
+<external_projection>
+$MEMORY_DIR/
+└── projects/
+    ├── alpha.md — The alpha compiler
+    └── MEMORY.md
+</external_projection>
+</memory>
+"""
+
+TREE = """\
+/memory/
+├── projects/
+│   ├── alpha.md
+│   └── MEMORY.md
+├── human.md
+├── MEMORY.md
+└── persona.md
+"""
+
+
+def test_a_current_letta_repo_passes_check_and_compiles_to_its_root_files(tmp_path: Path) -> None:
+    repo = letta_today(tmp_path)
+    proc = memory("check", "--all", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = memory("compile", cwd=repo)
+    assert proc.returncode == 0 and proc.stdout == COMPILED, proc.stdout
+    data = json.loads(memory("compile", "--json", cwd=repo).stdout)
+    assert data["layout"] == "letta-root"
+    assert [b["path"] for b in data["blocks"]] == ["human.md", "MEMORY.md", "persona.md"]
+
+
+def test_tree_of_a_root_index_repo_shows_its_memory_files(tmp_path: Path) -> None:
+    repo = letta_today(tmp_path)
+    proc = memory("tree", cwd=repo)
+    assert proc.returncode == 0 and proc.stdout == TREE, proc.stdout
+
+
+def test_tokens_of_a_root_index_repo_count_the_root_files_as_core(tmp_path: Path) -> None:
+    repo = letta_today(tmp_path)
+    data = json.loads(memory("tokens", "--json", cwd=repo).stdout)
+    core = {f["path"]: f["tokens"] for f in data["files"] if f["in_context"]}
+    other = {f["path"] for f in data["files"] if not f["in_context"]}
+    assert core == {"MEMORY.md": 35, "human.md": 34, "persona.md": 19}
+    assert other == {"projects/alpha.md", "projects/MEMORY.md"}
+    text = memory("tokens", cwd=repo).stdout
+    assert "  core files: 88 tokens in 3 files\n" in text
+    assert "  external index: 18 tokens for 2 files\n" in text
+
+
+def test_memory_patch_adds_files_in_the_root_layout_shape(rootrepo: Path) -> None:
+    patch = ("*** Begin Patch\n*** Add File: notes/MEMORY.md\n+# Notes\n"
+             "*** Add File: notes/idea.md\n+Use git for memory.\n*** End Patch\n")
+    proc = conftest_run("memory-patch", "-m", "notes folder", cwd=rootrepo, input=patch)
+    assert proc.returncode == 0, proc.stderr
+    assert (rootrepo / "notes/MEMORY.md").read_text() == "# Notes\n"
+    assert (rootrepo / "notes/idea.md").read_text() == (
+        "---\ndescription: Memory block notes/idea\nname: idea\n---\nUse git for memory.\n")
+    assert memory("check", "--all", cwd=rootrepo).returncode == 0
