@@ -153,3 +153,19 @@ def render_new(layout: str, path: str, description: str, body: str) -> str:
     if layout == PLAIN and not description.strip():
         return body
     return memfile.render(description, body)
+
+
+def core_files_on_disk(root: str, layout: str) -> list[str]:
+    """The core files of a work tree, as repo-relative paths (the write path's budget)."""
+    if layout == ROOT:
+        return sorted(n for n in os.listdir(root) if is_markdown(n) and os.path.isfile(os.path.join(root, n)))
+    if layout != LETTA:
+        return []
+    found = []
+    for top in ("system", "memory/system"):
+        base = os.path.join(root, *top.split("/"))
+        for folder, dirs, files in os.walk(base):
+            dirs[:] = [d for d in dirs if not d.startswith(".")]
+            rel = os.path.relpath(folder, root).replace(os.sep, "/")
+            found += [f"{rel}/{n}" for n in files if is_markdown(n) and not n.startswith(".")]
+    return sorted(found)

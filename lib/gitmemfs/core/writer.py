@@ -17,7 +17,7 @@ import os
 import zlib
 from typing import Sequence
 
-from gitmemfs.core import approval, memfile, rules
+from gitmemfs.core import approval, constraints, memfile, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
@@ -95,6 +95,9 @@ class WriteSession:
         for ch in changes:
             problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope,
                                            layout=name, indexed=indexed, approvals=approved)
+        problems += [rules.Problem(path, message) for path, message in constraints.write_problems(
+            {ch.path: ch.content for ch in changes}, olds, self.read,
+            layouts.core_files_on_disk(self.repo.root, name), name, indexed, approved)]
         if problems:
             listed = "; ".join(str(p) for p in problems)
             raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",

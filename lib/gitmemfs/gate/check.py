@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, git, rules
+from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from typing import Callable, Iterable, Iterator, Sequence
 
     from gitmemfs.core.rules import Problem
+    from gitmemfs.core.snapshot import FileEntry
 
 ZERO = ("0" * 40, "0" * 64)
 SUBMODULE = "160000"
@@ -65,16 +66,31 @@ class Context:
     """How one tree is judged: its layout, which folders hold a `MEMORY.md` index
     (asked lazily through the blob reader, letta-root only) and what a person approved."""
 
-    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths")
+    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths", "parent", "_limits")
 
     def __init__(self, layout: str, prefix: str, reader: git.BlobReader | None,
-                 approvals: frozenset[str] = frozenset(), paths: set[str] | None = None):
+                 approvals: frozenset[str] = frozenset(), paths: set[str] | None = None,
+                 parent: str | None = None):
         self.layout = layout
         self.prefix = prefix    # ":" for the index, "<rev>:" for a commit's tree
         self.reader = reader
         self.approvals = approvals
         self._index: dict[str, bool] = {}
         self._paths = paths     # every path of the tree, when already listed
+        self.parent = parent    # the tree before the change ("HEAD:", "<rev>^:"), for protectedPaths
+        self._limits: dict[str, object] = {}
+
+    def limits(self, prefix: str | None = None) -> constraints.Constraints | None:
+        """The size limits of the tree at `prefix` (default: this tree); None when none
+        apply or the file is invalid (the change to it is refused on its own)."""
+        prefix = self.prefix if prefix is None else prefix
+        if prefix not in self._limits:
+            data = self.reader.read(prefix + constraints.FILE) if self.reader is not None else None
+            try:
+                self._limits[prefix] = constraints.load(data, self.layout)
+            except constraints.ConstraintsError:
+                self._limits[prefix] = None
+        return self._limits[prefix]  # type: ignore[return-value]
 
     def indexed(self, folder: str) -> bool:
         name = f"{folder}/{layouts.INDEX}"
@@ -105,13 +121,13 @@ def _layout_name(configured: str | None, has_index: bool) -> str:
 
 
 def context_at(reader: git.BlobReader, prefix: str, configured: str | None,
-               approvals: frozenset[str] = frozenset()) -> Context:
+               approvals: frozenset[str] = frozenset(), parent: str | None = None) -> Context:
     """The judging context of the tree at `prefix` (":" = the index, "<rev>:" = a commit)."""
     if configured:
         name = _layout_name(configured, False)
     else:
         name = _layout_name(None, reader.read(f"{prefix}{layouts.INDEX}") is not None)
-    return Context(name, prefix, reader, approvals)
+    return Context(name, prefix, reader, approvals, parent=parent)
 
 
 def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
@@ -165,7 +181,7 @@ def _needs_content(path: str, layout: str = layouts.DEFAULT) -> bool:
 
 def _wanted(changes: Iterable[Change], layout: str = layouts.DEFAULT) -> list[str]:
     """The blobs the rules read: both sides of a change, only the old side of a guard."""
-    return sorted({oid for ch in changes if _needs_content(ch.path, layout)
+    return sorted({oid for ch in changes if _needs_content(ch.path, layout) or ch.path == constraints.FILE
                    for oid in ((ch.old_oid,) if ch.guard else (ch.old_oid, ch.new_oid)) if oid})
 
 
@@ -188,14 +204,80 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
             blobs = reader.read_many(oids)
     problems: list[Problem] = []
     seen: set[tuple[str, str | None, str]] = set()
-    for ch in changes:
-        for problem in _judge(ch, blobs, scope, pick(ch.commit)):
+    judged = [(ch, _judge(ch, blobs, scope, pick(ch.commit)) + _limits(ch, blobs, pick(ch.commit)))
+              for ch in changes]
+    judged += [(Change(constraints.CORE, None, None, None, commit), found)
+               for commit, found in _core_budgets(cwd, changes, pick, env)]
+    for ch, found in judged:
+        for problem in found:
             # A merge re-presents its side branch's blobs; report each problem once.
             key = (ch.path, ch.new_oid, problem.message)
             if key not in seen:
                 seen.add(key)
                 problems.append(problem)
     return Report(mode, problems, len(changes), commits)
+
+
+def _limits(ch: Change, blobs: dict[str, bytes | None], ctx: Context) -> list[Problem]:
+    """`.memfs.config.json`: changes to it need approval; memory files keep to its limits;
+    paths it protects stay as they are."""
+    if ch.guard:
+        return []
+    old = blobs.get(ch.old_oid) if ch.old_oid else None
+    new = blobs.get(ch.new_oid) if ch.new_oid else None
+    found: list[str] = []
+    if ch.path == constraints.FILE:
+        found += constraints.config_problems(old, new, ctx.approvals)
+    if ctx.parent is not None and ch.old_oid != ch.new_oid:
+        before = ctx.limits(ctx.parent) if ch.old_oid is not None else None
+        hit = constraints.protected_problem(ch.path, ch.old_oid, ch.new_oid, before, ctx.approvals)
+        if hit:
+            found.append(hit)
+    if new is not None and ch.old_oid != ch.new_oid and constraints.is_limited(ch.path, ctx.layout, ctx.indexed):
+        limits = ctx.limits()
+        if limits is not None:
+            found += constraints.file_problems(ch.path, new, ctx.layout, limits)
+    return [rules.Problem(ch.path, m, ch.commit) for m in found]
+
+
+def _core_budgets(cwd: str, changes: list[Change], pick: Callable[[str | None], Context],
+                  env: dict[str, str] | None) -> Iterator[tuple[str | None, list[Problem]]]:
+    """maxCoreMemoryCharacters, for each tree where a core file or the limits changed."""
+    done: set[str | None] = set()
+    for ch in changes:
+        ctx = pick(ch.commit)
+        if ch.guard or ch.commit in done or ctx.reader is None:
+            continue
+        if not (ch.path == constraints.FILE or layouts.is_core(ch.path, ctx.layout)):
+            continue
+        done.add(ch.commit)
+        limits = ctx.limits()
+        if limits is None:
+            continue
+        sizes = [len(data.decode("utf-8", "replace")) for data in _core_blobs(cwd, ctx, env)]
+        message = constraints.core_problem(sizes, limits)
+        if message:
+            yield ch.commit, [rules.Problem(constraints.CORE, message, ch.commit)]
+
+
+def _core_blobs(cwd: str, ctx: Context, env: dict[str, str] | None) -> list[bytes]:
+    """The contents of every core file of the context's tree (index or commit)."""
+    from gitmemfs.core.snapshot import parse_ls_tree  # only when a core file changes
+
+    if ctx.prefix == ":":
+        res = git.run_light(["ls-files", "-s", "-z"], cwd=cwd, env=env)
+        pairs = []
+        for item in res.out.split("\0"):
+            meta, _, path = item.partition("\t")
+            if path:
+                pairs.append((path, meta.split(" ")[1]))
+    else:
+        res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", ctx.prefix[:-1], "--"], cwd=cwd, env=env)
+        pairs = [(e.path, e.oid) for e in parse_ls_tree(res.raw)]
+    oids = [oid for path, oid in pairs if layouts.is_core(path, ctx.layout) and not layouts.is_hidden(path)]
+    assert ctx.reader is not None
+    found = ctx.reader.read_many(oids)
+    return [found[oid] or b"" for oid in oids]
 
 
 def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str, ctx: Context) -> list[Problem]:
@@ -232,7 +314,7 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
                 ch.path for ch in changes) else rules.DEFAULT_SCOPE
-        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ))
+        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ), parent="HEAD:")
         return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader,
                              contexts=lambda _commit: ctx)
 
@@ -252,7 +334,7 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     paths = {e.path for e in entries}
     ctx = Context(_layout_name(found.get("memory.layout"), layouts.INDEX in paths), f"{rev}:", None,
                   paths=paths)
-    wanted = sorted({e.oid for e in entries if _needs_content(e.path, ctx.layout)})
+    wanted = sorted({e.oid for e in entries if _needs_content(e.path, ctx.layout) or e.path == constraints.FILE})
     blobs: dict[str, bytes | None] = {}
     if wanted:
         with git.BlobReader(cwd, env=env) as reader:
@@ -261,7 +343,50 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     for e in entries:
         problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode,
                                       layout=ctx.layout, indexed=ctx.indexed)
+    problems += _audit_limits(entries, blobs, ctx)
     return Report("all", problems, len(entries))
+
+
+def _audit_limits(entries: Sequence[FileEntry], blobs: dict[str, bytes | None], ctx: Context) -> list[Problem]:
+    """A whole tree against `.memfs.config.json`: the file itself, every memory file, the core budget."""
+    config = next((e for e in entries if e.path == constraints.FILE), None)
+    data = blobs.get(config.oid) if config is not None else None
+    try:
+        limits = constraints.load(data, ctx.layout)
+    except constraints.ConstraintsError as exc:
+        return [rules.Problem(constraints.FILE, str(exc))]
+    if limits is None:
+        return []
+    out: list[Problem] = []
+    sizes = []
+    for e in entries:
+        if not constraints.is_limited(e.path, ctx.layout, ctx.indexed) or e.mode == rules.SYMLINK_MODE:
+            continue
+        content = blobs.get(e.oid) or b""
+        out += [rules.Problem(e.path, m) for m in constraints.file_problems(e.path, content, ctx.layout, limits)]
+        if layouts.is_core(e.path, ctx.layout):
+            sizes.append(len(content.decode("utf-8", "replace")))
+    message = constraints.core_problem(sizes, limits)
+    return out + ([rules.Problem(constraints.CORE, message)] if message else [])
+
+
+def audit(cwd: str, env: dict[str, str] | None = None) -> Report:
+    """`check --all`: the whole tree, against the rules and the limits. With staged
+    changes, the staged tree is audited and each problem HEAD already had is marked
+    as predating the staged change (a problem can block a commit it did not cause)."""
+    head = tree(cwd, "HEAD", env=env)
+    if git.run_light(["diff", "--cached", "--quiet", "HEAD", "--"], cwd=cwd, env=env, check=False).code == 0:
+        return head
+    written = git.run_light(["write-tree"], cwd=cwd, env=env, check=False)
+    if written.code != 0:  # an unmerged index has no tree yet
+        return head
+    staged_tree = tree(cwd, written.out.strip(), env=env)
+    before = {(p.path, p.message) for p in head.problems}
+    for p in staged_tree.problems:
+        if (p.path, p.message) in before:
+            p.message += " (predates the staged change)"
+    staged_tree.staged = True  # type: ignore[attr-defined]  # the summary line says so
+    return staged_tree
 
 
 _DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m", "--ignore-submodules=all")
@@ -308,7 +433,8 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
 
         def contexts(commit: str | None) -> Context:
             if commit not in cache:
-                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"), approved)
+                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"), approved,
+                                           parent=f"{commit}^:")
             return cache[commit]
 
         return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env, reader=reader,
@@ -345,7 +471,7 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             ch.commit = new
         with git.BlobReader(cwd, env=env) as reader:
             ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
-                             approval.from_env(os.environ))
+                             approval.from_env(os.environ), parent=f"{old}:")
             extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
                                   reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
