@@ -46,7 +46,7 @@ ROOT_INDEX = ("# Memory\n\n"
 def init(directory: str | None = None, *, memory_dir: str | None = None, agent_id: str | None = None,
          agent_name: str | None = None, remote: str | None = None,
          env: Mapping[str, str] | None = None, install_hooks: bool = True,
-         layout: str | None = None) -> Outcome:
+         layout: str | None = None, personality: str | None = None) -> Outcome:
     path = os.path.abspath(os.path.expanduser(directory)) if directory else locate(memory_dir, env)[0]
     found = describe_git_dir(path) if os.path.isdir(path) else None
     adopted = found is not None and os.path.realpath(found[0]) == os.path.realpath(path)
@@ -80,10 +80,17 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
         return Outcome(f"Reinitialized existing memory repository in {top}{hooks_note}",
                        extra={"path": top, "created": False, "commit": existing})
     chosen = chosen or layouts.LETTA
-    if not seeds(chosen):
+    files = seeds(chosen)
+    if personality is not None:
+        from gitmemfs.admin import personality as personalities
+
+        if chosen == layouts.PLAIN:
+            raise MemfsError("memory init: --personality needs a Letta layout; a plain memory has no persona file")
+        files.update(personalities.seeds(personality, chosen))
+    if not files:
         return _empty_commit(repo, top, chosen, hooks_note)
     with WriteSession(repo, tool="memory init") as session:
-        changes = [Change(rel, text.encode()) for rel, text in seeds(chosen).items() if session.read(rel) is None]
+        changes = [Change(rel, text.encode()) for rel, text in files.items() if session.read(rel) is None]
         if not changes:
             raise MemfsError(f"memory init: {top} has no commits but already holds the seed files; "
                              "commit them with git commit")

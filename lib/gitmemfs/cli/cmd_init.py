@@ -24,6 +24,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="repository layout: letta (system/ folder, the default), letta-root (a root "
                         "MEMORY.md index, current Letta) or plain (files as named, no required "
                         "frontmatter; recorded as memory.layout)")
+    p.add_argument("--personality", metavar="ID",
+                   help="seed the persona and human files from a personality (git memory personality list)")
     p.set_defaults(func=do_init)
 
 
@@ -31,4 +33,5 @@ def do_init(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin.init import init
 
     return init(args.directory, memory_dir=ctx.memory_dir, agent_id=args.agent_id,
-                agent_name=args.agent_name, remote=args.remote, layout=args.layout)
+                agent_name=args.agent_name, remote=args.remote, layout=args.layout,
+                personality=args.personality)
