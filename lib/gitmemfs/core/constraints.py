@@ -178,9 +178,10 @@ def _only_protection_changed(old: bytes | None, new: bytes | None) -> bool:
         after = parse(new) if new is not None else {}
     except ConstraintsError:
         return False
-    before.pop(PROTECTED_KEY, None)
-    after.pop(PROTECTED_KEY, None)
-    return before == after
+    def limits(raw: dict[str, Any]) -> dict[str, Any]:  # a key at its default is the same as none
+        return {k: v for k, v in raw.items() if k != PROTECTED_KEY and DEFAULTS.get(k, object()) != v}
+
+    return limits(before) == limits(after)
 
 
 def protected_problem(path: str, old: bytes | None, new: bytes | None, limits: Constraints | None,

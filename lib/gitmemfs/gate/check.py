@@ -382,6 +382,8 @@ def audit(cwd: str, env: dict[str, str] | None = None) -> Report:
         return head
     staged_tree = tree(cwd, written.out.strip(), env=env)
     before = {(p.path, p.message) for p in head.problems}
+    if {(p.path, p.message) for p in staged_tree.problems} == before:
+        return head  # the staged change adds and removes nothing the audit sees
     for p in staged_tree.problems:
         if (p.path, p.message) in before:
             p.message += " (predates the staged change)"
