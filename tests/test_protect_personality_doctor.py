@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git, head, memfile, memory, snapshot, write
+from conftest import commit_all, git, memfile, memory, snapshot, write
 
 PROTECT = {"GIT_MEMORY_APPROVE": "protect"}
 
