@@ -168,3 +168,24 @@ def test_doctor_finds_each_planted_problem(root: Path) -> None:
     text = memory("doctor", cwd=root).stdout
     assert "human.md: broken link [[projects/gone]]: no file projects/gone or projects/gone.md\n  fix: " in text
     assert all(p["fix"] for p in json.loads(proc.stdout)["problems"])
+
+
+def test_a_server_gate_accepts_protect_commits_only_where_it_trusts_approval_trailers(repo: Path,
+                                                                                     tmp_path: Path) -> None:
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", str(server), cwd=tmp_path)
+    git("remote", "add", "origin", str(server), cwd=repo)
+    git("push", "-q", "origin", "main", cwd=repo)
+    assert memory("hooks", "install", cwd=server).returncode == 0
+    assert memory("protect", "system/human.md", "-m", "keep it", cwd=repo, env=PROTECT).returncode == 0
+    assert "Memory-Approved: protect" in git("log", "-1", "--format=%B", cwd=repo).stdout
+    proc = git("push", "origin", "main", cwd=repo, check=False)
+    assert proc.returncode != 0
+    assert "'read_only' is a protected field and cannot be set by the agent" in proc.stderr
+    git("config", "memory.approvalTrailers", "true", cwd=server)
+    assert git("push", "origin", "main", cwd=repo, check=False).returncode == 0
+    # A forged trailer on the client does not get past the client's own hook.
+    write(repo, "system/human.md", "x")
+    git("add", "-A", cwd=repo)
+    proc = git("commit", "-q", "-m", "x\n\nMemory-Approved: protect", cwd=repo, check=False)
+    assert proc.returncode == 1

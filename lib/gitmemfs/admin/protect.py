@@ -100,5 +100,6 @@ def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool) -> Out
         if not changes:
             state = "protected" if protect else "unprotected"
             raise MemfsError(f"{command}: {', '.join(rels)} already {state}; nothing to commit")
-        sha = session.commit(changes, op=command, reason=reason, paths=rels, label=f"memory {command}")
+        sha = session.commit(changes, op=command, reason=reason, paths=rels, label=f"memory {command}",
+                             trailers=[f"{approval.TRAILER}: {approval.PROTECT}"])
     return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, rels)

@@ -18,6 +18,7 @@ CONSTRAINTS = "constraints"
 PROTECT = "protect"
 WORDS = (CONSTRAINTS, PROTECT)
 VARS = (VAR, LETTA_VAR)
+TRAILER = "Memory-Approved"  # in commits of protect/unprotect; honoured where memory.approvalTrailers is true
 
 
 def from_env(environ: Mapping[str, str]) -> frozenset[str]:

@@ -103,7 +103,7 @@ class Context:
 
 def settings(cwd: str, env: dict[str, str] | None = None) -> dict[str, str]:
     """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys)."""
-    res = git.run_light(["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout)$"],
+    res = git.run_light(["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"],
                         cwd=cwd, env=env, check=False)
     found: dict[str, str] = {}
     for item in res.out.split("\0") if res.code == 0 else ():
@@ -430,17 +430,24 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
         scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
             ch.path for ch in changes) else rules.DEFAULT_SCOPE
     approved = approval.from_env(os.environ) if approvals is None else frozenset(approvals)
+    trailers = _trailer_approvals(cwd, [parts[0] for parts in lines], env) if approvals is None and (
+        found.get("memory.approvaltrailers", "").strip().lower() in ("true", "yes", "on", "1")) else {}
     with git.BlobReader(cwd, env=env) as reader:
         cache: dict[str | None, Context] = {}
 
         def contexts(commit: str | None) -> Context:
             if commit not in cache:
-                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"), approved,
+                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"),
+                                           approved | trailers.get(commit or "", frozenset()),
                                            parent=f"{commit}^:")
             return cache[commit]
 
-        return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env, reader=reader,
-                             contexts=contexts)
+        report = check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env, reader=reader,
+                               contexts=contexts)
+    # What people approved in these commits (pushed() grants it to the tip-to-tip check,
+    # whose changes each commit already answered for).
+    report.trailer_approvals = frozenset().union(*trailers.values())  # type: ignore[attr-defined]
+    return report
 
 
 def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None = None,
@@ -473,13 +480,28 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             ch.commit = new
         with git.BlobReader(cwd, env=env) as reader:
             ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
-                             approval.from_env(os.environ), parent=f"{old}:")
+                             approval.from_env(os.environ) | getattr(report, "trailer_approvals", frozenset()),
+                             parent=f"{old}:")
             extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
                                   reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
     return report
+
+
+def _trailer_approvals(cwd: str, commits: list[str], env: dict[str, str] | None) -> dict[str, frozenset[str]]:
+    """`Memory-Approved:` trailers (written by protect/unprotect), per commit. Only read
+    where `memory.approvalTrailers` is true: a gate whose pushers are people."""
+    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
+                         f"{approval.TRAILER},valueonly,separator=%x20)%x02"],
+                        cwd=cwd, env=env, input="".join(c + "\n" for c in commits))
+    out = {}
+    for record in res.out.split("\x02"):
+        sha, _, words = record.strip().partition("\x01")
+        if sha and words.strip():
+            out[sha] = approval.from_env({approval.VAR: words})
+    return out
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:
