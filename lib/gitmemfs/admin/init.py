@@ -5,33 +5,48 @@ import os
 from typing import Mapping
 
 from gitmemfs.core import git, memfile
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo, describe_git_dir, locate, read_config
 from gitmemfs.core.writer import Change, WriteSession
 
 
-def seeds() -> dict[str, str]:
-    """The two files a new memory starts with (our own wording)."""
+def seeds(layout: str = layouts.LETTA) -> dict[str, str]:
+    """The files a new memory starts with (our own wording), in the layout's shape:
+    letta: system/persona.md and system/human.md; letta-root: a root MEMORY.md
+    index with persona.md and human.md beside it; plain: nothing."""
+    if layout == layouts.PLAIN:
+        return {}
+    if layout == layouts.ROOT:
+        return {
+            layouts.INDEX: ROOT_INDEX,
+            "persona.md": layouts.render_new(layout, "persona.md", PERSONA_DESCRIPTION, PERSONA_BODY),
+            "human.md": layouts.render_new(layout, "human.md", HUMAN_DESCRIPTION, HUMAN_BODY),
+        }
     return {"system/persona.md": PERSONA, "system/human.md": HUMAN}
 
 
-PERSONA = memfile.render(
-    "Who I am and how I work, in my own voice, with the values and habits I keep.",
-    "I am an assistant with a long-term memory kept as files in a git repository.\n"
-    "I keep that memory accurate and small: one fact in one place, dates written\n"
-    "out in full, and a short, honest reason with every change I make.\n",
-)
-HUMAN = memfile.render(
-    "What I know about the person I work with, what they prefer and what they are working on.",
-    "Nothing recorded yet. When the user tells me about themselves, their preferences\n"
-    "or their goals, I note it here with the date I learned it.\n",
-)
+PERSONA_DESCRIPTION = "Who I am and how I work, in my own voice, with the values and habits I keep."
+PERSONA_BODY = ("I am an assistant with a long-term memory kept as files in a git repository.\n"
+                "I keep that memory accurate and small: one fact in one place, dates written\n"
+                "out in full, and a short, honest reason with every change I make.\n")
+HUMAN_DESCRIPTION = "What I know about the person I work with, what they prefer and what they are working on."
+HUMAN_BODY = ("Nothing recorded yet. When the user tells me about themselves, their preferences\n"
+              "or their goals, I note it here with the date I learned it.\n")
+PERSONA = memfile.render(PERSONA_DESCRIPTION, PERSONA_BODY)
+HUMAN = memfile.render(HUMAN_DESCRIPTION, HUMAN_BODY)
+ROOT_INDEX = ("# Memory\n\n"
+              "Every Markdown file at this level is always in context. A folder holds memory\n"
+              "only when it has its own MEMORY.md index.\n\n"
+              "- [persona.md](persona.md): who I am and how I work\n"
+              "- [human.md](human.md): the person I work with\n")
 
 
 def init(directory: str | None = None, *, memory_dir: str | None = None, agent_id: str | None = None,
          agent_name: str | None = None, remote: str | None = None,
-         env: Mapping[str, str] | None = None, install_hooks: bool = True) -> Outcome:
+         env: Mapping[str, str] | None = None, install_hooks: bool = True,
+         layout: str | None = None, personality: str | None = None) -> Outcome:
     path = os.path.abspath(os.path.expanduser(directory)) if directory else locate(memory_dir, env)[0]
     found = describe_git_dir(path) if os.path.isdir(path) else None
     adopted = found is not None and os.path.realpath(found[0]) == os.path.realpath(path)
@@ -46,22 +61,60 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
         assert found is not None
     top, git_dir, common = found
     repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
+    try:
+        chosen = layouts.valid(layout)
+    except ValueError as exc:
+        raise MemfsError(f"memory init: {exc}") from None
+    if chosen is not None and repo.head() and _layout_of(repo) != chosen:
+        raise MemfsError(f"memory init: {top} already holds a {_layout_of(repo)} memory; a layout is "
+                         "chosen when the repository is created (or set git config memory.layout)")
     _configure(repo, agent_id, agent_name, remote)
+    if chosen == layouts.PLAIN:
+        # plain has no file that marks it, so the choice lives in the config
+        repo.git("config", "--local", layouts.CONFIG_KEY, layouts.PLAIN)
+        repo.reload_config()
     hooks_note = _install_hooks(repo) if install_hooks else ""
 
     existing = repo.head()
     if existing:
         return Outcome(f"Reinitialized existing memory repository in {top}{hooks_note}",
                        extra={"path": top, "created": False, "commit": existing})
+    chosen = chosen or layouts.LETTA
+    files = seeds(chosen)
+    if personality is not None:
+        from gitmemfs.admin import personality as personalities
+
+        if chosen == layouts.PLAIN:
+            raise MemfsError("memory init: --personality needs a Letta layout; a plain memory has no persona file")
+        files.update(personalities.seeds(personality, chosen))
+    if not files:
+        return _empty_commit(repo, top, chosen, hooks_note)
     with WriteSession(repo, tool="memory init") as session:
-        changes = [Change(rel, text.encode()) for rel, text in seeds().items() if session.read(rel) is None]
+        changes = [Change(rel, text.encode()) for rel, text in files.items() if session.read(rel) is None]
         if not changes:
             raise MemfsError(f"memory init: {top} has no commits but already holds the seed files; "
                              "commit them with git commit")
         sha = session.commit(changes, op="init", reason="Initialize memory repository",
                              label="memory init")
     return Outcome(f"Initialized memory repository in {top} ({sha[:7]}){hooks_note}", sha,
-                   [c.path for c in changes], extra={"path": top, "created": True})
+                   [c.path for c in changes], extra={"path": top, "created": True, "layout": chosen})
+
+
+def _layout_of(repo: Repo) -> str:
+    return layouts.of_repo(repo)[0]
+
+
+def _empty_commit(repo: Repo, top: str, layout: str, hooks_note: str) -> Outcome:
+    """A layout without seed files (plain) still starts with a commit, so every
+    command has a HEAD to read."""
+    with WriteSession(repo, tool="memory init"):
+        author = repo.author()
+        args = (author.config() if author else []) + ["commit", "-q", "--allow-empty", "-m",
+                                                      f"Initialize memory repository ({layout} layout)"]
+        repo.git(*args)
+        sha = repo.head() or ""
+    return Outcome(f"Initialized memory repository in {top} ({sha[:7]}, {layout} layout){hooks_note}", sha,
+                   [], extra={"path": top, "created": True, "layout": layout})
 
 
 def _configure(repo: Repo, agent_id: str | None, agent_name: str | None, remote: str | None) -> None:

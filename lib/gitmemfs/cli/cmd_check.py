@@ -104,8 +104,8 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
         if not check.has_commit(where.cwd, "HEAD"):
             return Report("No commits yet: nothing to check.", {"mode": "all", "files": 0, "commits": 0,
                                                                   "problems": []})
-        report = check.tree(where.cwd)
-        what = "HEAD"
+        report = check.audit(where.cwd) if not where.bare else check.tree(where.cwd)
+        what = "HEAD and the staged changes" if getattr(report, "staged", False) else "HEAD"
     count = len(report.problems)
     if report.ok:
         summary = f"No problems: {report.files} file{'s' if report.files != 1 else ''} checked ({what})."

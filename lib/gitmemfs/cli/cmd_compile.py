@@ -107,17 +107,29 @@ def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
     _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
+    layout = _layout(repo, snap)
     root = repo.root if args.absolute else compiler.MEMORY_DIR
     projection, memory = compiler.project(snap, compat=args.compat, root=root,
                                           quote_path=repo.cfg_bool("core.quotePath", True),
-                                          cache=os.path.join(repo.common_dir, CACHE_FILE))
+                                          cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
     text = projection.text
     if ctx.json:
-        memory = memory or compiler.collect(snap)
-        return CompileResult(text, {**compiler.as_json(memory), "projection": text})
+        memory = memory or compiler.collect(snap, layout)
+        return CompileResult(text, {**compiler.as_json(memory), "projection": text, "layout": layout})
     if memory is not None and not ctx.quiet:
-        _warn([d for d in memory.problems if d.path.startswith("system/")])
+        _warn([d for d in memory.blocks if d.problem])
     return CompileResult(text, {})
+
+
+def _layout(repo: Any, snap: snapshot.Snapshot) -> str:
+    """The commit's layout: memory.layout, else its root MEMORY.md (see core/layout.py)."""
+    from gitmemfs.core import layout as layouts
+    from gitmemfs.core.errors import MemfsError
+
+    try:
+        return layouts.detect(repo.cfg(layouts.CONFIG_KEY), any(e.path == layouts.INDEX for e in snap.files))
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
 
 
 def _warn(docs: list[snapshot.Doc]) -> None:
@@ -138,7 +150,9 @@ def do_tree(args: argparse.Namespace, ctx: Any) -> Report:
     snap = snapshot.load(repo.root, args.rev)
     caps = tree.limits({"max_lines": args.max_lines, "max_chars": args.max_chars,
                         "max_children": args.max_children})
-    rendered = tree.render(tree.for_snapshot(snap.files, compat=args.compat), **caps)
+    layout = _layout(repo, snap)
+    rendered = tree.render(tree.for_snapshot(snap.files, compat=args.compat, layout=layout), **caps,
+                           system=layout == "letta" or args.compat is not None)
     return Report(rendered.text, {"revision": snap.revision, **rendered.as_dict()})
 
 
@@ -150,8 +164,9 @@ def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
     _no_gc()
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE))
-    report = tokens.count(projection, snap.revision, args.budget)
+    layout = _layout(repo, snap)
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
+    report = tokens.count(projection, snap.revision, args.budget, layout)
     code = 1 if report.over_budget else 0
     if code and not ctx.json:
         sys.stderr.write(f"error: the memory's prompt is over budget ({report.total_tokens:,} > "

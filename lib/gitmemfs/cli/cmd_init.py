@@ -21,6 +21,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--agent-id", metavar="ID", help="record memory.agentId (the commit author)")
     p.add_argument("--agent-name", metavar="NAME", help="record memory.agentName")
     p.add_argument("--remote", metavar="URL", help="add URL as remote origin")
+    p.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+                   help="repository layout: letta (system/ folder, the default), letta-root (a root "
+                        "MEMORY.md index, current Letta) or plain (files as named, no required "
+                        "frontmatter; recorded as memory.layout)")
+    p.add_argument("--personality", metavar="ID",
+                   help="seed the persona and human files from a personality (git memory personality list)")
     p.set_defaults(func=do_init)
 
 
@@ -28,4 +34,5 @@ def do_init(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin.init import init
 
     return init(args.directory, memory_dir=ctx.memory_dir, agent_id=args.agent_id,
-                agent_name=args.agent_name, remote=args.remote)
+                agent_name=args.agent_name, remote=args.remote, layout=args.layout,
+                personality=args.personality)

@@ -83,6 +83,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
+    from gitmemfs.core import approval
+
+    for var in approval.VARS:  # a dream approves nothing (limits, protection) whoever starts it
+        os.environ.pop(var, None)
     args = build_parser().parse_args(argv)
     as_json = bool(args.json)
     quiet = bool(getattr(args, "quiet", False))

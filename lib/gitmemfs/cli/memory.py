@@ -5,7 +5,17 @@ import argparse
 import sys
 
 from gitmemfs import __version__
-from gitmemfs.cli import cmd_check, cmd_compile, cmd_config, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
+from gitmemfs.cli import (
+    cmd_admin,
+    cmd_check,
+    cmd_compile,
+    cmd_config,
+    cmd_edit,
+    cmd_help,
+    cmd_init,
+    cmd_remote,
+    cmd_view,
+)
 from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.repo import Repo, choice_note, open_repo
@@ -15,7 +25,7 @@ if TYPE_CHECKING:
     from typing import Sequence
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
-MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_help)
+MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_admin, cmd_help)
 from gitmemfs.cli import cmd_history  # noqa: E402 - its own lines, so parallel branches merge cleanly
 
 MODULES += (cmd_history,)  # search, log, show, diff, undo, restore

@@ -7,6 +7,7 @@
     detach.py    starting a process fully detached (mirror push, background dreams)
     paths.py     memory-path normalisation and the jail
     memfile.py   frontmatter parse and render
+    layout.py    the three layouts (letta, letta-root, plain): detection, core and memory files
     rules.py     the validator: pure functions over file bytes
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity

@@ -83,6 +83,9 @@ class Reader:
         if self._batch is not None:
             self._batch.close()
 
+    def read(self, spec: str) -> bytes | None:
+        return self.read_many([spec]).get(spec)
+
     def read_many(self, specs: Sequence[str]) -> dict[str, bytes | None]:
         found: dict[str, bytes | None] = {}
         if self.objects is not None and len(specs) <= MAX_LOOSE:

@@ -12,6 +12,7 @@ files, real YAML, encodings, symlinks) add their own.
 from __future__ import annotations
 
 from gitmemfs.core import entries, memfile
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.memfile import Entry, FrontmatterError
 
 SCOPES = ("letta", "all")
@@ -35,6 +36,14 @@ def _flat_skill(path: str) -> bool:
     rel = rel[len("memory/"):] if rel.startswith("memory/") else rel
     name = rel[len("skills/"):]
     return rel.startswith("skills/") and len(name) > 3 and name.endswith(".md") and "/" not in name
+
+
+ROOT_KEYS = ("name", "description")  # exactly these in the letta-root layout
+APPROVE_PROTECT = "protect"
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Collection
 
 
 class Problem:
@@ -87,9 +96,14 @@ def is_markdown(path: str) -> bool:
     return path.lower().endswith(".md")
 
 
-def in_scope(path: str, scope: str) -> bool:
-    """Whether frontmatter rules apply: letta = system/ and reference/; all = every
-    .md outside skills/. An optional leading `memory/` is tolerated (Letta layout)."""
+def in_scope(path: str, scope: str, layout: str = layouts.DEFAULT,
+             indexed: Callable[[str], bool] | None = None) -> bool:
+    """Whether frontmatter rules apply. In the letta layout: letta scope = system/
+    and reference/; all = every .md outside skills/; an optional leading `memory/`
+    is tolerated. In letta-root: every file that counts as memory (the scope does not
+    apply). In plain: every file (its rules only look at read_only)."""
+    if layout != layouts.LETTA:
+        return layouts.is_memory(path, layout, indexed)
     if not is_markdown(path):
         return False
     rel = _strip_prefix(path)
@@ -140,9 +154,15 @@ def is_protected(data: bytes | None) -> bool:
     return _read_only_state(data)[1]
 
 
-def _encoding(data: bytes) -> str | None:
+def content_checked(path: str, layout: str = layouts.DEFAULT) -> bool:
+    """Whether the rules read this file's bytes: Markdown in the Letta layouts, every
+    file in plain (any name is a memory file there)."""
+    return layout == layouts.PLAIN or is_markdown(path)
+
+
+def _encoding(data: bytes, layout: str = layouts.DEFAULT) -> str | None:
     enc = memfile.encoding_problem(data)
-    if enc is None:
+    if enc is None or (enc.kind == "bom" and layout == layouts.PLAIN):
         return None
     hint = "; save it as UTF-8 without BOM" if enc.kind == "bom" else "; convert the file to UTF-8"
     return enc.args[0] + hint
@@ -175,45 +195,97 @@ def _frontmatter(data: bytes) -> list[str]:
     return problems
 
 
-def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None) -> list[Problem]:
-    """Rules for a file as it stands (no history): entry, layout, encoding, frontmatter."""
+def _frontmatter_root(data: bytes, path: str) -> list[str]:
+    """letta-root: a MEMORY.md index carries no frontmatter; every other memory file
+    carries exactly `name` and `description`, each one non-empty line."""
+    text = data.decode("utf-8")
+    try:
+        fm, _, _ = memfile.split(text)
+    except FrontmatterError as exc:
+        if layouts.is_index(path):
+            return []
+        if exc.reason == "unclosed":
+            return ["frontmatter opened but never closed (missing closing ---)"]
+        return ["missing frontmatter (must start with --- and hold name and description)"]
+    if layouts.is_index(path):
+        return ["MEMORY.md is a folder index and carries no frontmatter; remove the --- block"]
+    try:
+        entries = memfile.parse_entries(fm)
+    except FrontmatterError as exc:
+        return [exc.detail or "invalid frontmatter"]
+    problems = []
+    for e in entries:
+        if e.key == "read_only":
+            problems.append("'read_only' is not part of the letta-root layout; a person protects "
+                            "files with git memory protect")
+        elif e.key not in ROOT_KEYS:
+            problems.append(f"unknown frontmatter key '{e.key}' (allowed: name description)")
+    for key in ROOT_KEYS:
+        entry = next((e for e in entries if e.key == key), None)
+        value = (entry.value or "").strip() if entry is not None and entry.scalar else ""
+        if entry is None:
+            problems.append(f"missing required field '{key}'")
+        elif not entry.scalar or "\n" in value or "\r" in value:
+            problems.append(f"'{key}' must be a single line of text")
+        elif not value:
+            problems.append(f"'{key}' must not be empty")
+    return problems
+
+
+def _layout_frontmatter(data: bytes, path: str, layout: str) -> list[str]:
+    """The frontmatter rules of one layout (plain has none beyond read_only)."""
+    if layout == layouts.ROOT:
+        return _frontmatter_root(data, path)
+    if layout == layouts.PLAIN:
+        return []
+    return _frontmatter(data)
+
+
+def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None,
+                layout: str = layouts.DEFAULT, indexed: Callable[[str], bool] | None = None) -> list[Problem]:
+    """Rules for a file as it stands (no history): entry, layout, encoding, frontmatter.
+    `indexed(folder)` says whether `folder/MEMORY.md` exists (letta-root only)."""
     out = entries.entry_problems(path, mode, data if mode == SYMLINK_MODE else None)
     if mode == entries.GITLINK:  # `data` is no file's content
         return [Problem(path, m) for m in out]
-    if _flat_skill(path):
+    if layout != layouts.PLAIN and _flat_skill(path):
         out.append("invalid skill path (skills must be folders). Use skills/<name>/SKILL.md")
-    if is_markdown(path):
+    if content_checked(path, layout):
         if mode == SYMLINK_MODE:
-            if in_scope(path, scope):
+            if in_scope(path, scope, layout, indexed):
                 out.append("is a symbolic link; memory files must be regular files")
         else:
-            enc = _encoding(data)
+            enc = _encoding(data, layout)
             if enc is not None:
                 out.append(enc)
-            elif in_scope(path, scope):
-                out.extend(_frontmatter(data))
+            elif in_scope(path, scope, layout, indexed):
+                out.extend(_layout_frontmatter(data, path, layout))
     return [Problem(path, m) for m in out]
 
 
 def check_kept(path: str, old: bytes | None, *, deleted: bool, changed: bool,
-               commit: str | None = None) -> list[Problem]:
+               commit: str | None = None, layout: str = layouts.DEFAULT) -> list[Problem]:
     """A merge against one of its other parents (`old` is the file there): a file
     protected in that parent must come through exactly as it was. read_only files
     cannot change on any side, so a legitimate merge always keeps them; a merge
     whose first parent is an old commit could otherwise drop one unseen."""
-    if not changed or not is_markdown(path) or not _read_only_state(old)[1]:
+    if not changed or not content_checked(path, layout) or not _read_only_state(old)[1]:
         return []
     return [Problem(path, f"file is read_only and cannot be {'deleted' if deleted else 'modified'}", commit)]
 
 
 def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
                  new_mode: str | None = None, commit: str | None = None,
-                 old_mode: str | None = None) -> list[Problem]:
+                 old_mode: str | None = None, layout: str = layouts.DEFAULT,
+                 indexed: Callable[[str], bool] | None = None,
+                 approvals: Collection[str] = ()) -> list[Problem]:
     """Rules for one path changing from `old` to `new` (None = absent).
 
     Renames must be given as a delete plus an add (diff with --no-renames), so a
     read_only file cannot leave by `git mv` either. Any change of a protected
     path's entry, its mode included (to a gitlink, a symlink, 100755), modifies it.
+    `approvals` holds what a person approved for this commit (`GIT_MEMORY_APPROVE`):
+    with `protect`, read_only may be added, removed or changed (`git memory protect`).
     """
     def problems(messages: list[str]) -> list[Problem]:
         return [Problem(path, m, commit) for m in messages]
@@ -222,18 +294,21 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
     if old == new and new_mode != SYMLINK_MODE and not mode_changed:
         return []
     readable_old = old_mode not in (entries.GITLINK, SYMLINK_MODE)
-    had_key, was_protected = _read_only_state(old) if is_markdown(path) and readable_old else (False, False)
+    checked = content_checked(path, layout)
+    had_key, was_protected = _read_only_state(old) if checked and readable_old else (False, False)
+    approved = APPROVE_PROTECT in approvals
     if new is None:
-        return problems(["file is read_only and cannot be deleted"] if was_protected else [])
-    if was_protected:
+        return problems(["file is read_only and cannot be deleted"] if was_protected and not approved else [])
+    if was_protected and not approved:
         return problems(["file is read_only and cannot be modified"])
-    found = [Problem(p.path, p.message, commit) for p in check_state(path, new, scope=scope, mode=new_mode)]
+    found = [Problem(p.path, p.message, commit)
+             for p in check_state(path, new, scope=scope, mode=new_mode, layout=layout, indexed=indexed)]
     if entries.is_control(path):
         found += problems([entries.CONTROL_PROBLEM])
     if new_mode == entries.GITLINK:
         return found
-    if not is_markdown(path) or new_mode == SYMLINK_MODE:
-        return found
+    if not checked or new_mode == SYMLINK_MODE or approved or layout == layouts.ROOT:
+        return found  # letta-root refuses read_only as a key of its own (see _frontmatter_root)
     has_key, now_protected = _read_only_state(new)
     if has_key and not had_key:
         found += problems([READ_ONLY_SET])

@@ -18,7 +18,8 @@ import os
 import re
 import zlib
 
-from gitmemfs.core import hookless, memfile, oserrors, paths, rules
+from gitmemfs.core import approval, constraints, hookless, memfile, oserrors, paths, rules
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
@@ -97,9 +98,15 @@ class WriteSession:
     def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None]) -> None:
         """Refuse changes that break the memory rules, before anything is written."""
         scope = check_scope(self.repo)
+        name, indexed = layouts.of_repo(self.repo, {ch.path: ch.content for ch in changes})
+        approved = approval.from_env(os.environ)
         problems = []
         for ch in changes:
-            problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope)
+            problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope,
+                                           layout=name, indexed=indexed, approvals=approved)
+        problems += [rules.Problem(path, message) for path, message in constraints.write_problems(
+            {ch.path: ch.content for ch in changes}, olds, self.read,
+            layouts.core_files_on_disk(self.repo.root, name), name, indexed, approved)]
         if problems:
             listed = "; ".join(str(p) for p in problems)
             raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 
+from gitmemfs.core import layout as layouts
 from gitmemfs.core import memfile, paths
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.memfile import FrontmatterError, MemFile
@@ -151,8 +152,9 @@ class Editor:
             raise MemfsError(f"memory {command}: 'file_text' starts with a frontmatter block; pass only "
                              "the body and give the description separately")
         rel = self.file_rel(file_path, command)
-        content = memfile.render(self.description(description), body).encode()
         with self.session() as s:
+            shape = layouts.of_repo(self.repo)[0]  # the new file takes its layout's frontmatter shape
+            content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
             if os.path.lexists(target):
                 raise AlreadyExists(f"memory {command}: block already exists at {file_path}")

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import git, rules
+from gitmemfs.core import approval, constraints, git, rules
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
-    from typing import Iterable, Iterator, Sequence
+    from typing import Callable, Iterable, Iterator, Sequence
 
     from gitmemfs.core import loose
     from gitmemfs.core.rules import Problem
+    from gitmemfs.core.snapshot import FileEntry
 
 ZERO = ("0" * 40, "0" * 64)
 # A replace ref makes other gits show a substitute for an object; memory has no use for one.
@@ -65,10 +67,85 @@ class Report:
                 "problems": [p.as_dict() for p in self.problems]}
 
 
+class Context:
+    """How one tree is judged: its layout, which folders hold a `MEMORY.md` index
+    (asked lazily through the blob reader, letta-root only) and what a person approved."""
+
+    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths", "parent", "_limits")
+
+    def __init__(self, layout: str, prefix: str, reader: git.BlobReader | None,
+                 approvals: frozenset[str] = frozenset(), paths: set[str] | None = None,
+                 parent: str | None = None):
+        self.layout = layout
+        self.prefix = prefix    # ":" for the index, "<rev>:" for a commit's tree
+        self.reader = reader
+        self.approvals = approvals
+        self._index: dict[str, bool] = {}
+        self._paths = paths     # every path of the tree, when already listed
+        self.parent = parent    # the tree before the change ("HEAD:", "<rev>^:"), for protectedPaths
+        self._limits: dict[str, object] = {}
+
+    def limits(self, prefix: str | None = None) -> constraints.Constraints | None:
+        """The size limits of the tree at `prefix` (default: this tree); None when none
+        apply or the file is invalid (the change to it is refused on its own)."""
+        prefix = self.prefix if prefix is None else prefix
+        if prefix not in self._limits:
+            data = self.reader.read(prefix + constraints.FILE) if self.reader is not None else None
+            try:
+                self._limits[prefix] = constraints.load(data, self.layout)
+            except constraints.ConstraintsError:
+                self._limits[prefix] = None
+        return self._limits[prefix]  # type: ignore[return-value]
+
+    def indexed(self, folder: str) -> bool:
+        name = f"{folder}/{layouts.INDEX}"
+        if self._paths is not None:
+            return name in self._paths
+        if folder not in self._index:
+            self._index[folder] = self.reader is not None and self.reader.read(self.prefix + name) is not None
+        return self._index[folder]
+
+
+def settings(cwd: str, env: dict[str, str] | None = None) -> dict[str, str]:
+    """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys)."""
+    res = git.run_light(["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"],
+                        cwd=cwd, env=env, check=False)
+    found: dict[str, str] = {}
+    for item in res.out.split("\0") if res.code == 0 else ():
+        key, _, value = item.partition("\n")
+        if key:
+            found[key.lower()] = value
+    return found
+
+
+def _layout_name(configured: str | None, has_index: bool) -> str:
+    try:
+        return layouts.detect(configured, has_index)
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
+
+
+def context_at(reader: git.BlobReader, prefix: str, configured: str | None,
+               approvals: frozenset[str] = frozenset(), parent: str | None = None) -> Context:
+    """The judging context of the tree at `prefix` (":" = the index, "<rev>:" = a commit)."""
+    if configured:
+        name = _layout_name(configured, False)
+    else:
+        name = _layout_name(None, reader.read(f"{prefix}{layouts.INDEX}") is not None)
+    return Context(name, prefix, reader, approvals, parent=parent)
+
+
 def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
     res = git.run_light(["config", "--get", "memory.checkScope"], cwd=cwd, env=env, check=False)
     try:
         return rules.valid_scope(res.out.strip() if res.code == 0 else None)
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.checkScope all") from None
+
+
+def _valid_scope(value: str | None) -> str:
+    try:
+        return rules.valid_scope(value)
     except ValueError as exc:
         raise MemfsError(f"{exc}; fix it with git config memory.checkScope all") from None
 
@@ -104,31 +181,36 @@ def _parse_raw(tokens: Iterable[str], *, headers: bool) -> Iterator[Change]:
                      old_mode=None if _oid(old_oid) is None else old_mode)
 
 
-def _needs_content(path: str, mode: str | None = None) -> bool:
-    """Whether the rules read this entry's blob: Markdown files, and every symlink
-    (its target); never a gitlink (its oid names a commit, not a blob)."""
+def _needs_content(path: str, mode: str | None = None, layout: str = layouts.DEFAULT) -> bool:
+    """Whether the rules read this entry's blob: the files the layout checks, and every
+    symlink (its target); never a gitlink (its oid names a commit, not a blob)."""
     if mode == SUBMODULE:
         return False
-    return mode == rules.SYMLINK_MODE or rules.is_markdown(path)
+    return mode == rules.SYMLINK_MODE or rules.content_checked(path, layout)
 
 
-def _wanted(changes: Iterable[Change]) -> list[str]:
+def _wanted(changes: Iterable[Change], layout: str = layouts.DEFAULT) -> list[str]:
     """The blobs the rules read: both sides of a change, only the old side of a guard."""
     out = set()
     for ch in changes:
-        if ch.old_oid and _needs_content(ch.path, ch.old_mode):
+        if ch.old_oid and (_needs_content(ch.path, ch.old_mode, layout) or ch.path == constraints.FILE):
             out.add(ch.old_oid)
-        if ch.new_oid and not ch.guard and _needs_content(ch.path, ch.new_mode):
+        if ch.new_oid and not ch.guard and (_needs_content(ch.path, ch.new_mode, layout)
+                                            or ch.path == constraints.FILE):
             out.add(ch.new_oid)
     return sorted(out)
 
 
 def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, commits: int = 0,
-                  env: dict[str, str] | None = None, reader: git.BlobReader | loose.Reader | None = None
-                  ) -> Report:
+                  env: dict[str, str] | None = None, reader: git.BlobReader | loose.Reader | None = None,
+                  contexts: Callable[[str | None], Context] | None = None) -> Report:
     """Apply the change rules to `changes`, reading their blobs through `reader`
-    (or a new `cat-file --batch`, started only when some blob is needed)."""
-    oids = _wanted(changes)
+    (or a new `cat-file --batch`, started only when some blob is needed).
+    `contexts(commit)` gives the layout context a change is judged in (default: letta)."""
+    default = Context(layouts.DEFAULT, ":", reader)
+    pick = contexts or (lambda _commit: default)
+    plain = any(pick(ch.commit).layout == layouts.PLAIN for ch in changes)
+    oids = _wanted(changes, layouts.PLAIN if plain else layouts.DEFAULT)
     blobs: dict[str, bytes | None] = {}
     if oids:
         if reader is None:
@@ -138,8 +220,12 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
             blobs = reader.read_many(oids)
     problems: list[Problem] = []
     seen: set[tuple[str, str | None, str]] = set()
-    for ch in changes:
-        for problem in _judge(ch, blobs, scope):
+    judged = [(ch, _judge(ch, blobs, scope, pick(ch.commit)) + _limits(ch, blobs, pick(ch.commit)))
+              for ch in changes]
+    judged += [(Change(constraints.CORE, None, None, None, commit), found)
+               for commit, found in _core_budgets(cwd, changes, pick, env)]
+    for ch, found in judged:
+        for problem in found:
             # A merge re-presents its side branch's blobs; report each problem once.
             key = (ch.path, ch.new_oid, problem.message)
             if key not in seen:
@@ -148,27 +234,92 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
     return Report(mode, problems, len(changes), commits)
 
 
-def _side(oid: str | None, path: str, mode: str | None, blobs: dict[str, bytes | None]) -> bytes | None:
+def _limits(ch: Change, blobs: dict[str, bytes | None], ctx: Context) -> list[Problem]:
+    """`.memfs.config.json`: changes to it need approval; memory files keep to its limits;
+    paths it protects stay as they are."""
+    if ch.guard:
+        return []
+    old = blobs.get(ch.old_oid) if ch.old_oid else None
+    new = blobs.get(ch.new_oid) if ch.new_oid else None
+    found: list[str] = []
+    if ch.path == constraints.FILE:
+        found += constraints.config_problems(old, new, ctx.approvals)
+    if ctx.parent is not None and ch.old_oid != ch.new_oid:
+        before = ctx.limits(ctx.parent) if ch.old_oid is not None else None
+        hit = constraints.protected_problem(ch.path, ch.old_oid, ch.new_oid, before, ctx.approvals)
+        if hit:
+            found.append(hit)
+    if new is not None and ch.old_oid != ch.new_oid and constraints.is_limited(ch.path, ctx.layout, ctx.indexed):
+        limits = ctx.limits()
+        if limits is not None:
+            found += constraints.file_problems(ch.path, new, ctx.layout, limits)
+    return [rules.Problem(ch.path, m, ch.commit) for m in found]
+
+
+def _core_budgets(cwd: str, changes: list[Change], pick: Callable[[str | None], Context],
+                  env: dict[str, str] | None) -> Iterator[tuple[str | None, list[Problem]]]:
+    """maxCoreMemoryCharacters, for each tree where a core file or the limits changed."""
+    done: set[str | None] = set()
+    for ch in changes:
+        ctx = pick(ch.commit)
+        if ch.guard or ch.commit in done or ctx.reader is None:
+            continue
+        if not (ch.path == constraints.FILE or layouts.is_core(ch.path, ctx.layout)):
+            continue
+        done.add(ch.commit)
+        limits = ctx.limits()
+        if limits is None:
+            continue
+        sizes = [len(data.decode("utf-8", "replace")) for data in _core_blobs(cwd, ctx, env)]
+        message = constraints.core_problem(sizes, limits)
+        if message:
+            yield ch.commit, [rules.Problem(constraints.CORE, message, ch.commit)]
+
+
+def _core_blobs(cwd: str, ctx: Context, env: dict[str, str] | None) -> list[bytes]:
+    """The contents of every core file of the context's tree (index or commit)."""
+    from gitmemfs.core.snapshot import parse_ls_tree  # only when a core file changes
+
+    if ctx.prefix == ":":
+        res = git.run_light(["ls-files", "-s", "-z"], cwd=cwd, env=env)
+        pairs = []
+        for item in res.out.split("\0"):
+            meta, _, path = item.partition("\t")
+            if path:
+                pairs.append((path, meta.split(" ")[1]))
+    else:
+        res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", ctx.prefix[:-1], "--"], cwd=cwd, env=env)
+        pairs = [(e.path, e.oid) for e in parse_ls_tree(res.raw)]
+    oids = [oid for path, oid in pairs if layouts.is_core(path, ctx.layout) and not layouts.is_hidden(path)]
+    assert ctx.reader is not None
+    found = ctx.reader.read_many(oids)
+    return [found[oid] or b"" for oid in oids]
+
+
+def _side(oid: str | None, path: str, mode: str | None, blobs: dict[str, bytes | None],
+          layout: str) -> bytes | None:
     """One side of a change as the rules see it: the blob when they read it, else a
     stand-in (the oid) that is equal exactly when the entry is."""
     if oid is None:
         return None
-    if _needs_content(path, mode):
+    if _needs_content(path, mode, layout):
         return blobs.get(oid)
     return oid.encode()
 
 
-def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str) -> list[Problem]:
-    old = _side(ch.old_oid, ch.path, ch.old_mode, blobs)
+def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str, ctx: Context) -> list[Problem]:
+    old = _side(ch.old_oid, ch.path, ch.old_mode, blobs, ctx.layout)
     if ch.guard:
         changed = (ch.old_oid != ch.new_oid or ch.new_mode == rules.SYMLINK_MODE
                    or (ch.new_oid is not None and ch.old_mode != ch.new_mode))
-        if ch.old_mode != rules.SYMLINK_MODE and not _needs_content(ch.path, ch.old_mode):
-            old = None  # a gitlink or non-Markdown file carries no read_only
-        return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit)
-    new = _side(ch.new_oid, ch.path, ch.new_mode, blobs)
+        if ch.old_mode != rules.SYMLINK_MODE and not _needs_content(ch.path, ch.old_mode, ctx.layout):
+            old = None  # a gitlink or an unchecked file carries no read_only
+        return rules.check_kept(ch.path, old, deleted=ch.new_oid is None, changed=changed, commit=ch.commit,
+                                layout=ctx.layout)
+    new = _side(ch.new_oid, ch.path, ch.new_mode, blobs, ctx.layout)
     return rules.check_change(ch.path, old, new, scope=scope, new_mode=ch.new_mode, commit=ch.commit,
-                              old_mode=ch.old_mode)
+                              old_mode=ch.old_mode, layout=ctx.layout, indexed=ctx.indexed,
+                              approvals=ctx.approvals)
 
 
 def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
@@ -187,10 +338,16 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
                             cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         changes += _merge_guards(cwd, env)
+        if not changes:
+            return Report("staged", [], 0)
+        found = settings(cwd, env)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
-            scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
-        return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader)
+            scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+                ch.path for ch in changes) else rules.DEFAULT_SCOPE
+        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ), parent="HEAD:")
+        return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader,
+                             contexts=lambda _commit: ctx)
 
 
 def _merge_guards(cwd: str, env: dict[str, str] | None) -> list[Change]:
@@ -240,19 +397,27 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     if res.code != 0:
         raise MemfsError(f"git memory check: cannot read the tree of {rev!r}; is it a commit?")
     entries = parse_ls_tree(res.raw)
+    found = settings(cwd, env)
     if scope is None:
-        scope = scope_for(cwd, env) if _scope_matters(e.path for e in entries) else rules.DEFAULT_SCOPE
-    wanted = sorted({e.oid for e in entries if _needs_content(e.path, e.mode)})
+        scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+            e.path for e in entries) else rules.DEFAULT_SCOPE
+    paths = {e.path for e in entries}
+    ctx = Context(_layout_name(found.get("memory.layout"), layouts.INDEX in paths), f"{rev}:", None,
+                  paths=paths)
+    wanted = sorted({e.oid for e in entries
+                     if _needs_content(e.path, e.mode, ctx.layout) or e.path == constraints.FILE})
     blobs: dict[str, bytes | None] = {}
     if wanted:
         with git.BlobReader(cwd, env=env) as reader:
             blobs = reader.read_many(wanted)
     problems: list[Problem] = []
     for e in entries:
-        problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode)
+        problems += rules.check_state(e.path, blobs.get(e.oid) or b"", scope=scope, mode=e.mode,
+                                      layout=ctx.layout, indexed=ctx.indexed)
     # parse_ls_tree lists blobs only; a gitlink is never memory.
     for path in _gitlinks(res.raw):
         problems += rules.check_state(path, b"", scope=scope, mode=SUBMODULE)
+    problems += _audit_limits(entries, blobs, ctx)
     return Report("all", problems, len(entries))
 
 
@@ -261,16 +426,68 @@ def _gitlinks(raw: bytes) -> list[str]:
             if item.startswith(SUBMODULE.encode() + b" commit ")]
 
 
+def _audit_limits(entries: Sequence[FileEntry], blobs: dict[str, bytes | None], ctx: Context) -> list[Problem]:
+    """A whole tree against `.memfs.config.json`: the file itself, every memory file, the core budget."""
+    config = next((e for e in entries if e.path == constraints.FILE), None)
+    data = blobs.get(config.oid) if config is not None else None
+    try:
+        limits = constraints.load(data, ctx.layout)
+    except constraints.ConstraintsError as exc:
+        return [rules.Problem(constraints.FILE, str(exc))]
+    if limits is None:
+        return []
+    out: list[Problem] = []
+    sizes = []
+    for e in entries:
+        if not constraints.is_limited(e.path, ctx.layout, ctx.indexed) or e.mode == rules.SYMLINK_MODE:
+            continue
+        content = blobs.get(e.oid) or b""
+        out += [rules.Problem(e.path, m) for m in constraints.file_problems(e.path, content, ctx.layout, limits)]
+        if layouts.is_core(e.path, ctx.layout):
+            sizes.append(len(content.decode("utf-8", "replace")))
+    message = constraints.core_problem(sizes, limits)
+    return out + ([rules.Problem(constraints.CORE, message)] if message else [])
+
+
+def audit(cwd: str, env: dict[str, str] | None = None) -> Report:
+    """`check --all`: the whole tree, against the rules and the limits. With staged
+    changes, the staged tree is audited and each problem HEAD already had is marked
+    as predating the staged change (a problem can block a commit it did not cause)."""
+    head = tree(cwd, "HEAD", env=env)
+    if git.run_light(["diff", "--cached", "--quiet", "HEAD", "--"], cwd=cwd, env=env, check=False).code == 0:
+        return head
+    written = git.run_light(["write-tree"], cwd=cwd, env=env, check=False)
+    if written.code != 0:  # an unmerged index has no tree yet
+        return head
+    staged_tree = tree(cwd, written.out.strip(), env=env)
+    before = {(p.path, p.message) for p in head.problems}
+    if {(p.path, p.message) for p in staged_tree.problems} == before:
+        return head  # the staged change adds and removes nothing the audit sees
+    after = {(p.path, p.message) for p in staged_tree.problems}
+    for p in staged_tree.problems:
+        if (p.path, p.message) in before:
+            p.message += " (predates the staged change)"
+    # What HEAD holds stays reported until a commit removes it (HEAD is what gates judge).
+    for p in head.problems:
+        if (p.path, p.message) not in after:
+            p.message += " (in HEAD; the staged change removes it)"
+            staged_tree.problems.append(p)
+    staged_tree.staged = True  # type: ignore[attr-defined]  # the summary line says so
+    return staged_tree
+
+
 _DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m")
 
 
 def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
-                 env: dict[str, str] | None = None) -> Report:
+                 env: dict[str, str] | None = None, approvals: frozenset[str] | None = None) -> Report:
     """Every commit of `spec`, each against its first parent; a merge also against
     its other parents, for read_only protection (see `rules.check_kept`).
 
     `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
     server hooks pass `NEW... --not --all`: only commits the repository lacks).
+    Each commit is judged in its own tree's layout. `approvals` default to this
+    process's environment (a dream's gate passes none).
     """
     revs = [spec] if isinstance(spec, str) else list(spec)
     listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
@@ -293,9 +510,29 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
             if ch.old_oid is not None:  # only what a parent had can be protected there
                 ch.guard = True
                 changes.append(ch)
+    found = settings(cwd, env)
     if scope is None:
-        scope = scope_for(cwd, env) if _scope_matters(ch.path for ch in changes) else rules.DEFAULT_SCOPE
-    return check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env)
+        scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
+            ch.path for ch in changes) else rules.DEFAULT_SCOPE
+    approved = approval.from_env(os.environ) if approvals is None else frozenset(approvals)
+    trailers = _trailer_approvals(cwd, [parts[0] for parts in lines], env) if approvals is None and (
+        found.get("memory.approvaltrailers", "").strip().lower() in ("true", "yes", "on", "1")) else {}
+    with git.BlobReader(cwd, env=env) as reader:
+        cache: dict[str | None, Context] = {}
+
+        def contexts(commit: str | None) -> Context:
+            if commit not in cache:
+                cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"),
+                                           approved | trailers.get(commit or "", frozenset()),
+                                           parent=f"{commit}^:")
+            return cache[commit]
+
+        report = check_changes(cwd, changes, scope, mode="range", commits=len(lines), env=env, reader=reader,
+                               contexts=contexts)
+    # What people approved in these commits (pushed() grants it to the tip-to-tip check,
+    # whose changes each commit already answered for).
+    report.trailer_approvals = frozenset().union(*trailers.values())  # type: ignore[attr-defined]
+    return report
 
 
 def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None = None,
@@ -329,11 +566,30 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         for ch in changes:
             ch.commit = new
-        extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env)
+        with git.BlobReader(cwd, env=env) as reader:
+            ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
+                             approval.from_env(os.environ) | getattr(report, "trailer_approvals", frozenset()),
+                             parent=f"{old}:")
+            extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
+                                  reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
     return report
+
+
+def _trailer_approvals(cwd: str, commits: list[str], env: dict[str, str] | None) -> dict[str, frozenset[str]]:
+    """`Memory-Approved:` trailers (written by protect/unprotect), per commit. Only read
+    where `memory.approvalTrailers` is true: a gate whose pushers are people."""
+    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
+                         f"{approval.TRAILER},valueonly,separator=%x20)%x02"],
+                        cwd=cwd, env=env, input="".join(c + "\n" for c in commits))
+    out = {}
+    for record in res.out.split("\x02"):
+        sha, _, words = record.strip().partition("\x01")
+        if sha and words.strip():
+            out[sha] = approval.from_env({approval.VAR: words})
+    return out
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:

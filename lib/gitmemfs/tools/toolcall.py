@@ -17,7 +17,7 @@ import os
 import re
 from typing import Any, Callable
 
-from gitmemfs.core import memfile, paths
+from gitmemfs.core import approval, memfile, paths
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
@@ -63,6 +63,9 @@ def require(tool: str, args: dict[str, Any], *keys: str) -> None:
 
 
 def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta") -> Outcome:
+    # An agent's tool call approves nothing: drop a person's approvals before any git runs.
+    for var in approval.VARS:
+        os.environ.pop(var, None)
     name, args = unwrap(parse_payload(payload))
     if schema == "anthropic":
         return Anthropic(open_repo).call(args)

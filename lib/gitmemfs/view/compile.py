@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Sequence
 
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
 from gitmemfs.view import tree
 from gitmemfs.view.collation import sort_key
@@ -55,10 +56,12 @@ class Memory:
     label order) and external entries (everything else but skills and hidden files,
     in no particular order: the index sorts them as a tree)."""
 
-    def __init__(self, revision: str | None, blocks: list[Doc], external: list[Doc]):
+    def __init__(self, revision: str | None, blocks: list[Doc], external: list[Doc],
+                 layout: str = layouts.DEFAULT):
         self.revision = revision
         self.blocks = blocks
         self.external = external
+        self.layout = layout
 
     @property
     def problems(self) -> list[Doc]:
@@ -69,16 +72,26 @@ def label_of(path: str) -> str:
     return path[:-3] if path.lower().endswith(".md") else path
 
 
-def collect(snapshot: Snapshot) -> Memory:
+def layout_of(snapshot: Snapshot, configured: str | None = None) -> str:
+    """The layout a commit is projected in: `memory.layout`, else its root MEMORY.md."""
+    return layouts.detect(configured, any(e.path == layouts.INDEX for e in snapshot.files))
+
+
+def collect(snapshot: Snapshot, layout: str | None = None) -> Memory:
     """Sort a snapshot's files into blocks and external entries, reading every
     Markdown file among them through one `cat-file --batch`."""
-    blocks, external, plain = _classify(snapshot)
-    return _memory(snapshot, blocks, external, plain, snapshot.read(blocks + external))
+    layout = layout or layout_of(snapshot)
+    blocks, external, plain = _classify(snapshot, layout)
+    return _memory(snapshot, blocks, external, plain, snapshot.read(blocks + external), layout=layout)
 
 
-def _classify(snapshot: Snapshot) -> tuple[list[FileEntry], list[FileEntry], list[str]]:
-    """(system/ Markdown files, other Markdown files, other files), leaving out
-    skills and hidden files (`.gitignore`, `.github/…`)."""
+def _classify(snapshot: Snapshot, layout: str = layouts.DEFAULT) -> tuple[list[FileEntry], list[FileEntry], list[str]]:
+    """(core Markdown files, other Markdown files, other files), leaving out skills
+    and hidden files (`.gitignore`, `.github/…`). letta: core = system/; letta-root:
+    core = the root *.md files, external = the nested files that count as memory
+    (every folder above them indexed), nothing else; plain: every file by path."""
+    if layout != layouts.LETTA:
+        return _classify_layout(snapshot, layout)
     blocks: list[FileEntry] = []
     external: list[FileEntry] = []
     plain: list[str] = []
@@ -93,15 +106,33 @@ def _classify(snapshot: Snapshot) -> tuple[list[FileEntry], list[FileEntry], lis
     return blocks, external, plain
 
 
+def _classify_layout(snapshot: Snapshot, layout: str) -> tuple[list[FileEntry], list[FileEntry], list[str]]:
+    regular = [e for e in snapshot.files if e.mode in REGULAR_MODES]
+    if layout == layouts.PLAIN:
+        return [], [], [e.path for e in regular if layouts.is_memory(e.path, layout)]
+    paths = {e.path for e in regular}
+
+    def indexed(folder: str) -> bool:
+        return f"{folder}/{layouts.INDEX}" in paths
+
+    blocks: list[FileEntry] = []
+    external: list[FileEntry] = []
+    for entry in regular:
+        if layouts.is_memory(entry.path, layout, indexed):
+            (blocks if layouts.is_core(entry.path, layout) else external).append(entry)
+    return blocks, external, []
+
+
 def _memory(snapshot: Snapshot, blocks: list[FileEntry], external: list[FileEntry], plain: list[str],
-            blobs: dict[str, bytes | None], known: dict[str, str] | None = None) -> Memory:
+            blobs: dict[str, bytes | None], known: dict[str, str] | None = None,
+            layout: str = layouts.DEFAULT) -> Memory:
     block_docs = [read_doc(e.path, blobs.get(e.oid)) for e in blocks]
     block_docs.sort(key=lambda d: sort_key(label_of(d.path)))
     # External files show only their description: no need to clean up their bodies.
     known = known or {}
     external_docs = [Doc(e.path, known[e.oid], "") if e.oid in known
                      else read_doc(e.path, blobs.get(e.oid), with_value=False) for e in external]
-    return Memory(snapshot.revision, block_docs, external_docs + [Doc(p, "", "") for p in plain])
+    return Memory(snapshot.revision, block_docs, external_docs + [Doc(p, "", "") for p in plain], layout)
 
 
 # --- our projection -------------------------------------------------------------------
@@ -109,7 +140,9 @@ def _memory(snapshot: Snapshot, blocks: list[FileEntry], external: list[FileEntr
 def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, int]] | None = None) -> Projection:
     """Our projection. `layout` is `box_tree` of the external paths, if already built."""
     out = Projection()
-    persona = next((d for d in memory.blocks if label_of(d.path) == PERSONA), None)
+    letta = memory.layout == layouts.LETTA
+    persona_label = PERSONA if letta else "persona"  # the root-index layout keeps persona.md at the root
+    persona = next((d for d in memory.blocks if label_of(d.path) == persona_label), None)
     system = [d for d in memory.blocks if d is not persona]
     if persona is None and not system and not memory.external:
         return out
@@ -124,7 +157,8 @@ def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, in
     if system or memory.external:
         out.add("")
         out.add("<memory>")
-        _system_tree(out, [(label_of(d.path)[len("system/"):], d) for d in system],
+        _system_tree(out, [(label_of(d.path)[len("system/"):] if letta else label_of(d.path), d)
+                           for d in system],
                      lambda d, pad: _payload(d, pad, root))
         if memory.external:
             if layout is None:
@@ -305,21 +339,24 @@ def _letta_payload(doc: Doc, pad: str) -> Iterable[str]:
 # --- entry points -----------------------------------------------------------------------
 
 def project(snapshot: Snapshot, *, compat: str | None = None, quote_path: bool = True,
-            root: str = MEMORY_DIR, cache: str | None = None) -> tuple[Projection, Memory | None]:
+            root: str = MEMORY_DIR, cache: str | None = None,
+            layout: str | None = None) -> tuple[Projection, Memory | None]:
     """The projection of a snapshot, and (outside compat mode) the memory it shows.
-    `cache` is a file for `DescriptionCache`, used when there are many external files."""
+    `cache` is a file for `DescriptionCache`, used when there are many external files.
+    `layout` defaults to what the snapshot shows (a root MEMORY.md: letta-root)."""
     if compat == "letta":
         return render_letta(collect_letta(snapshot, quote_path=quote_path)), None
-    blocks, external, plain = _classify(snapshot)
+    layout = layout or layout_of(snapshot)
+    blocks, external, plain = _classify(snapshot, layout)
     store = DescriptionCache(cache) if cache and len(external) >= CACHE_MIN_FILES else None
     known = store.known if store else {}
     pending = snapshot.start_read(blocks + [e for e in external if e.oid not in known])
     # Lay out the external index while git reads the blobs (two processes, two cores).
-    layout = box_tree([e.path for e in external] + plain)
-    memory = _memory(snapshot, blocks, external, plain, pending.result(), known)
+    index = box_tree([e.path for e in external] + plain)
+    memory = _memory(snapshot, blocks, external, plain, pending.result(), known, layout)
     if store is not None:
         store.save({e.oid: d.description for e, d in zip(external, memory.external) if d.problem is None})
-    return render(memory, root=root, layout=layout), memory
+    return render(memory, root=root, layout=index), memory
 
 
 def as_json(memory: Memory) -> dict[str, Any]:

@@ -4,7 +4,7 @@ what changed. Every answer is read from commits, never from the work tree.
 log: one `git log` call; each commit's op and paths come from its `Memory-Op` /
 `Memory-Path` trailers (a plain git commit: `git`, and the paths it touched), the
 reason is its subject, the author is an agent when its email is an agent's
-(`<id>@letta.com` or memory.agentEmail). A single file's log follows renames.
+(`<id>@letta.com`, `<id>@agents.invalid` or memory.agentEmail). A single file's log follows renames.
 """
 from __future__ import annotations
 
@@ -98,7 +98,7 @@ def classify(email: str, trailers: dict[str, list[str]], agents: set[str]) -> st
     if "Dream-Id" in trailers:
         return "dream"
     low = email.lower()
-    return "agent" if low.endswith("@letta.com") or low in agents else "human"
+    return "agent" if low.endswith(("@letta.com", "@agents.invalid")) or low in agents else "human"
 
 
 def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: str | None = None,

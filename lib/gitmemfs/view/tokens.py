@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitmemfs.core import layout as layouts
 from gitmemfs.view.compile import Projection
 
 ESTIMATOR = "ceil(UTF-8 bytes / 4)"
@@ -24,16 +25,20 @@ def _size(text: str) -> int:
 
 
 class FileCost:
-    __slots__ = ("path", "bytes", "tokens")
+    __slots__ = ("path", "bytes", "tokens", "layout")
 
-    def __init__(self, path: str, nbytes: int):
+    def __init__(self, path: str, nbytes: int, layout: str = layouts.DEFAULT):
         self.path = path
         self.bytes = nbytes
         self.tokens = estimate(nbytes)
+        self.layout = layout
 
     @property
     def in_context(self) -> bool:
-        return self.path.startswith("system/")
+        """A core file (system/, or the root files of the root-index layout)."""
+        if self.layout == layouts.LETTA:
+            return self.path.startswith("system/")
+        return layouts.is_core(self.path, self.layout)
 
     def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "tokens": self.tokens, "bytes": self.bytes, "in_context": self.in_context}
@@ -41,7 +46,8 @@ class FileCost:
 
 class TokenReport:
     def __init__(self, revision: str | None, total_bytes: int, files: list[FileCost],
-                 budget: int | None = None):
+                 budget: int | None = None, layout: str = layouts.DEFAULT):
+        self.layout = layout
         self.revision = revision
         self.total_bytes = total_bytes
         self.total_tokens = estimate(total_bytes)
@@ -57,10 +63,11 @@ class TokenReport:
         blocks = [f for f in self.files if f.in_context]
         index = [f for f in self.files if not f.in_context]
         rev = self.revision[:7] if self.revision else "no commits yet"
+        core_name = "system/ blocks" if self.layout == layouts.LETTA else "core files"
         lines = [
             f"Prompt token estimate for {rev} ({ESTIMATOR})",
             f"  Total: {self.total_tokens:,} tokens",
-            f"  system/ blocks: {estimate(sum(f.bytes for f in blocks)):,} tokens in {len(blocks):,} files",
+            f"  {core_name}: {estimate(sum(f.bytes for f in blocks)):,} tokens in {len(blocks):,} files",
             f"  external index: {estimate(sum(f.bytes for f in index)):,} tokens for {len(index):,} files",
             f"  tags and folders: {estimate(self.structure_bytes):,} tokens",
         ]
@@ -86,12 +93,13 @@ class TokenReport:
         return out
 
 
-def count(projection: Projection, revision: str | None, budget: int | None = None) -> TokenReport:
+def count(projection: Projection, revision: str | None, budget: int | None = None,
+          layout: str = layouts.DEFAULT) -> TokenReport:
     """Attribute every byte of the projection to the file it shows, or to structure."""
     per_file: dict[str, int] = {}
     for line, owner in zip(projection.lines, projection.owners):
         if owner is not None:
             per_file[owner] = per_file.get(owner, 0) + _size(line) + 1  # with its newline
     total = _size(projection.text)
-    files = sorted((FileCost(path, n) for path, n in per_file.items()), key=lambda f: (-f.bytes, f.path))
-    return TokenReport(revision, total, files, budget)
+    files = sorted((FileCost(path, n, layout) for path, n in per_file.items()), key=lambda f: (-f.bytes, f.path))
+    return TokenReport(revision, total, files, budget, layout)

@@ -17,6 +17,7 @@ import os
 import re
 from typing import Iterable, Iterator, Mapping
 
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.snapshot import FileEntry, is_hidden
 from gitmemfs.view.collation import sort_key
 
@@ -172,9 +173,11 @@ def draw(node: Node, prefix: str = "", max_children: int | None = None) -> Itera
             yield from draw(child, prefix + ("    " if last else "│   "), max_children)
 
 
-def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_children: int = 50) -> Rendered:
-    """Render with the caps (already floored, see `limits`)."""
-    if SYSTEM not in root.children:
+def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_children: int = 50,
+           system: bool = True) -> Rendered:
+    """Render with the caps (already floored, see `limits`); `system=False` for the
+    layouts without a system/ folder (letta-root, plain)."""
+    if system and SYSTEM not in root.children:
         root.children[SYSTEM] = Node()  # system/ is always shown, even when empty
     lines = [ROOT_LINE]
     chars = len(ROOT_LINE)
@@ -210,9 +213,16 @@ def render_labels(system_labels: Iterable[str], detached_labels: Iterable[str],
     return render(from_labels(system_labels, detached_labels), **limits(options, env)).text
 
 
-def for_snapshot(files: Iterable[FileEntry], *, compat: str | None = None) -> Node:
+def for_snapshot(files: Iterable[FileEntry], *, compat: str | None = None, layout: str | None = None) -> Node:
     """The tree of a commit's files: every file but hidden ones, under its real name;
+    in the root-index layout only the files that count as memory (root files, and
+    nested files whose folders all have a MEMORY.md);
     with compat="letta", upstream's view: only `.md` files, given as labels."""
+    if layout == layouts.ROOT and compat is None:
+        files = list(files)
+        paths = {e.path for e in files}
+        return from_paths(e.path for e in files if layouts.is_memory(
+            e.path, layout, lambda folder: f"{folder}/{layouts.INDEX}" in paths))
     if compat == "letta":
         system, detached = [], []
         for entry in files:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core import layout as layouts
 from gitmemfs.core import memfile, paths, rules
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.memfile import FrontmatterError
@@ -74,6 +75,7 @@ class Plan:
         self.view: dict[str, bytes | None] = {}    # path -> content now (None: absent)
         self.last: dict[str, tuple[str, int]] = {}  # path -> (what happened, patch line)
         self.affected: list[str] = []
+        self.layout = layouts.of_repo(session.repo)[0]  # new files take the layout's frontmatter shape
 
     # -- the view ----------------------------------------------------------------------
 
@@ -133,7 +135,7 @@ class Plan:
             if rel in self.last:
                 raise fail(f"duplicate add/update target in patch: {rel} (it was {self.earlier(rel)})")
             raise fail(f"cannot add existing memory file: {rel}")
-        self.put(rel, new_file(op).encode(), "added", op.line)
+        self.put(rel, new_file(op, self.layout).encode(), "added", op.line)
 
     def delete(self, op: DeleteOp) -> None:
         rel = op.rel
@@ -160,7 +162,7 @@ class Plan:
                 raise fail(f"cannot move {src} to {dst}: the destination already exists{protected}")
         if op.hunks:
             text = apply_hunks(text, op.hunks, src, body_empty=_body_empty(text))
-        check_result(dst, text)
+        check_result(dst, text, self.layout)
         if dst != src:
             self.put(src, None, f"moved to {dst}", op.line)
         self.put(dst, text.encode(), "updated" if dst == src else f"moved from {src}", op.line)
@@ -189,12 +191,15 @@ def decode(root: str, rel: str, data: bytes) -> str:
         raise fail(f"failed to read {rel}: {exc}") from None
 
 
-def new_file(op: AddOp) -> str:
+def new_file(op: AddOp, layout: str = layouts.DEFAULT) -> str:
     """An Add's file: its lines as written (with a final newline) when they start
-    with valid frontmatter, else under upstream's generated description."""
+    with valid frontmatter, else under upstream's generated description (in the
+    layout's shape: `name` too in letta-root, none for a MEMORY.md index or in plain)."""
     text = "\n".join(op.lines) + "\n"
+    if _bare(op.rel, layout):
+        return text
     if op.lines[0].rstrip() != "---":
-        return memfile.render(f"Memory block {op.label}", text)
+        return layouts.render_new(layout, op.rel, f"Memory block {op.label}", text)
     try:
         mf = memfile.parse(text)
     except FrontmatterError as exc:
@@ -207,8 +212,17 @@ def new_file(op: AddOp) -> str:
     return text
 
 
-def check_result(rel: str, text: str) -> None:
+def _bare(rel: str, layout: str) -> bool:
+    """Files that carry no required frontmatter: a root-index MEMORY.md, any plain file."""
+    return layout == layouts.PLAIN or (layout == layouts.ROOT and layouts.is_index(rel))
+
+
+def check_result(rel: str, text: str, layout: str = layouts.DEFAULT) -> None:
     """A patched file must still be a memory file that is not read_only."""
+    if _bare(rel, layout):
+        if rules.is_protected(text.encode()):
+            raise fail(f"{rel} cannot be written with read_only=true")
+        return
     try:
         mf = memfile.parse(text)
     except FrontmatterError as exc:

@@ -1,0 +1,106 @@
+"""`git memory protect PATH… -m REASON` and `unprotect`: a person's way to add or lift
+protection, in one commit.
+
+In the letta layout a Markdown file gets (or loses) `read_only: true` in its
+frontmatter; anything else (the letta-root layout, which has no read_only, plain,
+and non-Markdown files) is listed in (or removed from) `protectedPaths` in
+`.memfs.config.json`. Both need `GIT_MEMORY_APPROVE=protect` in the environment:
+the gates refuse every agent commit that adds or lifts protection, and `call`, MCP
+and dreams drop the variable, so only a person's shell can run these.
+"""
+from __future__ import annotations
+
+import json
+import os
+from typing import Sequence
+
+from gitmemfs.core import approval, constraints, memfile, paths
+from gitmemfs.core import layout as layouts
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.writer import Change, WriteSession
+
+
+def _require_approval(command: str) -> None:
+    if approval.PROTECT not in approval.from_env(os.environ):
+        raise MemfsError(f"{command} changes what the agent may edit, so a person must approve it: run "
+                         f"GIT_MEMORY_APPROVE=protect git memory {command} … yourself (agents, call, MCP and "
+                         "dreams cannot)")
+
+
+def _paths(repo: Repo, raw: Sequence[str], command: str) -> list[str]:
+    if not raw:
+        raise UsageError(f"{command}: name at least one PATH")
+    out = []
+    for item in raw:
+        try:
+            label = paths.normalize_label(item, "path", repo.root, tool=command)
+            # `human`, `human.md` and a file of any other name all work
+            rel = label if os.path.isfile(os.path.join(repo.root, label)) else paths.file_of(label)
+            paths.check_jail(repo.root, rel, tool=command)
+        except paths.PathError as exc:
+            raise MemfsError(str(exc)) from None
+        out.append(rel)
+    return list(dict.fromkeys(out))
+
+
+def _config(data: bytes | None) -> dict[str, object]:
+    if data is None:
+        return {"version": 1}
+    try:
+        return constraints.parse(data)
+    except constraints.ConstraintsError as exc:
+        raise MemfsError(f"{constraints.FILE} {exc}; fix it first (git memory doctor)") from None
+
+
+def _with_read_only(data: bytes, rel: str, on: bool) -> bytes:
+    mf = memfile.parse(memfile.decode_strict(data, rel))
+    mf.entries = [e for e in mf.entries if e.key != "read_only"]
+    if on:
+        mf.entries.append(memfile.Entry("read_only", "true", "read_only: true"))
+    mf.head = None  # the frontmatter changes: render it, don't keep the old bytes
+    return memfile.render_file(mf).encode()
+
+
+def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool) -> Outcome:
+    command = "protect" if protect else "unprotect"
+    _require_approval(command)
+    if not reason or not reason.strip():
+        raise UsageError(f"{command}: give the reason with -m")
+    with WriteSession(repo, tool=command) as session:
+        layout = layouts.of_repo(repo)[0]
+        rels = _paths(repo, raw, command)
+        edits: dict[str, bytes | None] = {}
+        listed: list[str] = []
+        for rel in rels:
+            data = session.read(rel)
+            if data is None:
+                raise MemfsError(f"{command}: {rel} does not exist")
+            if layout == layouts.LETTA and layouts.is_markdown(rel):
+                try:
+                    edits[rel] = _with_read_only(data, rel, protect)
+                except (memfile.FrontmatterError, memfile.EncodingProblem) as exc:
+                    raise MemfsError(f"{command}: {rel} has no readable frontmatter ({exc})") from None
+            else:
+                listed.append(rel)
+        old_config = session.read(constraints.FILE)
+        settings = _config(old_config)
+        current = [p for p in settings.get(constraints.PROTECTED_KEY, []) if isinstance(p, str)]  # type: ignore[union-attr]
+        if protect:
+            current += [p for p in listed if p not in current]
+        else:
+            current = [p for p in current if p not in listed]
+        if current:
+            settings[constraints.PROTECTED_KEY] = current
+        else:
+            settings.pop(constraints.PROTECTED_KEY, None)
+        if listed:
+            edits[constraints.FILE] = (json.dumps(settings, indent=2) + "\n").encode()
+        changes = [Change(rel, data) for rel, data in edits.items() if data != session.read(rel)]
+        if not changes:
+            state = "protected" if protect else "unprotected"
+            raise MemfsError(f"{command}: {', '.join(rels)} already {state}; nothing to commit")
+        sha = session.commit(changes, op=command, reason=reason, paths=rels, label=f"memory {command}",
+                             trailers=[f"{approval.TRAILER}: {approval.PROTECT}"])
+    return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, rels)

@@ -1,0 +1,91 @@
+"""`git memory protect | unprotect | personality | doctor`: a person's tools."""
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gitmemfs.cli.common import Report
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitmemfs.core.outcome import Outcome
+
+REASON = "why (the commit message)"
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    for name, verb in (("protect", "protect files from agent edits"), ("unprotect", "lift that protection")):
+        p = sub.add_parser(name, parents=[common], help=f"{verb} (a person only: GIT_MEMORY_APPROVE=protect)",
+                           description=f"{verb.capitalize()}, in one commit: read_only in the frontmatter "
+                                       "(letta layout, Markdown files) or the protectedPaths list in "
+                                       ".memfs.config.json (letta-root, plain, other files). Runs only with "
+                                       "GIT_MEMORY_APPROVE=protect in the environment, which agents, call, MCP "
+                                       "and dreams never carry.")
+        p.add_argument("paths", metavar="PATH", nargs="+")
+        p.add_argument("-m", "--reason", required=True, help=REASON)
+        p.set_defaults(func=do_protect, protect=name == "protect")
+
+    p = sub.add_parser("personality", parents=[common], help="list, show or apply a personality",
+                       description="Personalities rewrite the bodies of the persona and human files (their "
+                                   "other frontmatter is kept) in one commit. The catalogue ships with "
+                                   "git-memfs; git config memory.personalityPath adds a folder of your own.")
+    psub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = psub.add_parser("list", parents=[common], help="the ids, labels and descriptions")
+    q.set_defaults(func=do_personality)
+    q = psub.add_parser("show", parents=[common], help="the texts of one personality")
+    q.add_argument("id", metavar="ID")
+    q.set_defaults(func=do_personality)
+    q = psub.add_parser("apply", parents=[common], help="switch to a personality (one commit)")
+    q.add_argument("id", metavar="ID")
+    q.add_argument("-m", "--reason", required=True, help=REASON)
+    q.set_defaults(func=do_personality)
+
+    p = sub.add_parser("doctor", parents=[common], help="audit the memory; exit 1 on problems",
+                       description="A deterministic audit of a commit (default HEAD) for people and CI: every "
+                                   "gate rule and limit, a file and a folder of one name, paths that differ "
+                                   "only in case, broken [[path]] links, folders without MEMORY.md, skills "
+                                   "outside skills/<name>/SKILL.md, a missing persona. Each problem says how to "
+                                   "fix it. Exit 1 when there is any.")
+    p.add_argument("--rev", default="HEAD", metavar="REV", help="the commit to audit (default HEAD)")
+    p.set_defaults(func=do_doctor)
+
+
+def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
+    from gitmemfs.admin import protect
+
+    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect)
+
+
+def do_personality(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.admin import personality
+
+    if args.action == "apply":
+        return personality.apply(ctx.repo(), args.id, args.reason)
+    repo = _maybe_repo(ctx)
+    if args.action == "show":
+        chosen = personality.get(args.id, repo)
+        text = "\n".join([f"{chosen.id}: {chosen.label} — {chosen.description}", ""]
+                         + [part for which in ("persona", "human")
+                            for part in (f"## {which} ({chosen.texts[which][0]})", chosen.texts[which][1])])
+        return Report(text.rstrip("\n"), chosen.as_dict())
+    known = personality.catalogue(repo)
+    lines = [f"{p.id:<10} {p.label} — {p.description}" + ("" if p.source == "builtin" else f" [{p.source}]")
+             for p in known.values()]
+    return Report("\n".join(lines), {"personalities": [
+        {"id": p.id, "label": p.label, "description": p.description, "source": p.source} for p in known.values()]})
+
+
+def _maybe_repo(ctx: Any) -> Any:
+    """The memory repo when there is one (its memory.personalityPath), else None."""
+    from gitmemfs.core.errors import MemfsError
+
+    try:
+        return ctx.repo()
+    except MemfsError:
+        return None
+
+
+def do_doctor(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.admin import doctor
+
+    return doctor.diagnose(ctx.repo(), args.rev)
