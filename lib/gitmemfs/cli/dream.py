@@ -30,6 +30,7 @@ DREAM_BASE, AGENT_ID and AGENT_NAME set and the prompt on stdin. builtin:tidy an
 builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta and llm.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
+dream.project (the project --from auto reads; default: the current directory),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
 dream.sandbox.allowChmod (false), dream.passEnv (repeatable: GIT_MEMORY_TOKEN or
 LETTA_API_KEY, withheld from the agent unless named)."""
@@ -42,7 +43,9 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
     parser.add_argument("--agent", metavar="CMD", help="agent command, or builtin:tidy / builtin:notes")
     parser.add_argument("--from", dest="source", metavar="SOURCE",
-                        help="reflect on new content of transcript:FILE.jsonl or openhands:DIR|FILE")
+                        help="reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, "
+                             "claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and "
+                             "Codex session of this project)")
     parser.add_argument("--to", metavar="PATH", help="maintain this document (e.g. AGENTS.md) through "
                                                      "system/<name> in memory")
     parser.add_argument("-i", "--instruction", metavar="TEXT", help="an extra instruction for the agent")
@@ -129,7 +132,10 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
     if args.source:
         kind, colon, loc = args.source.partition(":")
         # The child runs from the repository root: make the source path absolute.
-        rest += ["--from", f"{kind}:{os.path.abspath(os.path.expanduser(loc))}" if colon else args.source]
+        if kind == "auto" and not colon:  # the project is where this command was started
+            rest += ["--from", f"auto:{lifecycle.project_of(repo, os.environ)}"]
+        else:
+            rest += ["--from", f"{kind}:{os.path.abspath(os.path.expanduser(loc))}" if colon else args.source]
     if args.to is not None:
         rest += ["--to", os.path.abspath(os.path.expanduser(args.to))]
     for flag, value in (("--agent", args.agent), ("--instruction", args.instruction),

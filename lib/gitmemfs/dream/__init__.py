@@ -4,6 +4,7 @@
     state.py      where a dream keeps its files; ids, run records, the source cursors
     worktree.py   the worktree on branch dream/<id>: create, inspect safely, remove
     sources.py    --from transcript:/openhands: sources, normalised, sliced at the cursor
+    sources_agents.py  Claude Code and Codex session files read into transcript rows; auto discovery
     payload.py    the prompt: our instructions, the memory snapshot, the transcript
     runner.py     running the agent command: env, process group, log, timeout
     sandbox.py    Landlock (and a seccomp filter against chmod) applied by a launcher

@@ -78,7 +78,7 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
     agent_spec, _timeout, _merge = settings(repo, opts, env)
     runner.command_for(agent_spec)
     if opts.source:
-        sources.parse(opts.source)
+        sources.parse(opts.source, project_of(repo, env))
     if opts.to is not None:
         target.resolve(opts.to)
     if sandbox_wanted(opts, env):
@@ -196,13 +196,12 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     chosen = None
     source = None
     if opts.source:
-        source = sources.parse(opts.source)
-        rows = sources.load(source)
-        saved = state.load_state(dirs)["sources"].get(source.key, {})
-        chosen = sources.select(source, rows, saved.get("cursor"))
+        source = sources.parse(opts.source, project_of(repo, env))
+        chosen = pick_slice(dirs, source)
         if chosen is None:
+            where = f"the sessions of {source.path}" if source.kind == "auto" else source.path
             return Result("no_payload", base=base,
-                          message=f"No new transcript content to reflect on in {source.path}.",
+                          message=f"No new transcript content to reflect on in {where}.",
                           extra={"source": source.key})
         for note in chosen.notes:
             say(note)
@@ -228,6 +227,26 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
                 chosen=chosen, doc=doc, started=started, listing=listing)
 
 
+def project_of(repo: Repo, env: Mapping[str, str]) -> str:
+    """The project whose sessions `--from auto` reads: $GIT_DREAM_PROJECT, dream.project,
+    else the directory git dream was started in."""
+    return (env.get("GIT_DREAM_PROJECT") or repo.cfg("dream.project") or os.getcwd()).strip()
+
+
+def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None:
+    """The new content past the source's cursors. `auto` looks at the sessions it has
+    cursors for and those written since the last consuming dream began (all of the
+    project's sessions the first time)."""
+    data = state.load_state(dirs)
+    since = None
+    if source.kind == "auto":
+        last = data.get("last_dream") or {}
+        began = (state.load_record(dirs, last["id"]) or {}).get("started_at") if last.get("id") else None
+        stamp = began or last.get("at")
+        since = sources.parse_time(stamp) - 1 if stamp else None  # whole seconds: err towards reading
+    return sources.slice_for(source, data["sources"], since)
+
+
 def sandbox_problem(repo: Repo) -> str | None:
     abi, reason = sandbox.probe_abi()
     if abi < sandbox.MIN_ABI:
@@ -247,14 +266,15 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     run_dir = dirs.run_dir(dream_id)
     os.makedirs(run_dir, exist_ok=True)
     log = runner.Log(dirs.log(dream_id), echo_agent=opts.verbose, echo_progress=opts.progress)
-    saved = state.load_state(dirs)["sources"].get(chosen.source.key, {}) if chosen else {}
     record: dict[str, Any] = {
         "id": dream_id, "status": "running", "started_at": state.utc_now(), "pid": os.getpid(),
         "base": base, "branch": state.BRANCH_PREFIX + dream_id, "agent": agent_spec, "sandbox": sandboxed,
         "merge": merge_mode, "log": log.path,
         "source": None if chosen is None else {
             "key": chosen.source.key, "start": chosen.start_id, "end": chosen.end_id,
-            "messages": chosen.messages, "cursor_before": saved.get("cursor")},
+            "messages": chosen.messages, "cursor_before": chosen.cursor_before,
+            **({"parts": [{"key": p.source.key, "end": p.end_id, "cursor_before": p.cursor_before}
+                          for p in chosen.parts]} if chosen.parts else {})},
         "to": None if doc is None else doc.path,
     }
     state.save_record(dirs, record)
@@ -420,7 +440,8 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
     """Advance the cursor, write the --to target back, and finish the record."""
     if out.status in finalize.CONSUMING:
         consume(repo, dirs, chosen.source.key if chosen else None, chosen.end_id if chosen else None,
-                record.get("source", {}).get("cursor_before") if chosen else None, out.id)
+                record.get("source", {}).get("cursor_before") if chosen else None, out.id,
+                parts=(record.get("source") or {}).get("parts"))
         if doc is not None:
             try:
                 if target.write_back(repo, doc):
@@ -463,6 +484,6 @@ def note_attempt(dirs: state.Dirs, status: str) -> None:
 
 
 def consume(repo: Repo, dirs: state.Dirs, source_key: str | None, end_id: str | None,
-            cursor_before: str | None, dream_id: str | None) -> None:
+            cursor_before: str | None, dream_id: str | None, parts: list[dict[str, Any]] | None = None) -> None:
     head = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
-    state.consume(dirs, head, source_key, end_id, cursor_before, dream_id)
+    state.consume(dirs, head, source_key, end_id, cursor_before, dream_id, parts=parts)

@@ -158,7 +158,8 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
     wtmod.delete_ref(repo, state.KEPT_PREFIX + dream_id)
     wtmod.delete_ref(repo, BRANCHES + dream_id)
     if source.get("key"):
-        consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id)
+        consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id,
+                parts=source.get("parts"))
     else:
         consume(repo, dirs, None, None, None, dream_id)
     record.update(status="merged", finished_at=state.utc_now(), message=out.message, kept_ref=None,
