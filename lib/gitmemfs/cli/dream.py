@@ -19,7 +19,9 @@ the memory, left for review (--merge explicit), or kept at refs/dreams/kept/<id>
 nothing the agent wrote is lost."""
 
 EPILOG = """\
-outcomes (exit status): merged, no_changes, pending, no_payload, not_due, started (0);
+outcomes (exit status): merged, merged_after_rebase (the memory moved and the dream's
+commits were replayed onto it), merged_after_resolve (dream.resolve=agent resolved a
+conflict), no_changes, pending, no_payload, not_due, started (0);
 failed, check_failed, merge_conflict, dirty_uncommitted (1); usage (2);
 busy, parent_dirty (3, retry later); sandbox_unavailable, not a memory repository (4).
 
@@ -31,6 +33,8 @@ builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta an
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.project (the project --from auto reads; default: the current directory),
+dream.resolve (off|agent: on a conflict the replay cannot fix, run the agent once more
+on the new HEAD with the conflicts in its prompt),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
 dream.sandbox.allowChmod (false), dream.passEnv (repeatable: GIT_MEMORY_TOKEN or
 LETTA_API_KEY, withheld from the agent unless named)."""
@@ -65,7 +69,8 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 title="commands (without one, git dream runs a pass)")
     p = sub.add_parser("list", parents=[common], help="runs that hold work (kept or pending)",
-                       description="List dream runs whose work is kept or waiting for review.")
+                       description="List dream runs whose work is kept or waiting for review: why each "
+                                   "was kept, and the one command that merges or drops it.")
     p.add_argument("--all", action="store_true", help="every recorded run")
     p = sub.add_parser("show", parents=[common], help="one run: outcome, commits, diffstat, log",
                        description="Show a dream run: its outcome, commits and diffstat.")

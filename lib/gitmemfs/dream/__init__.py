@@ -11,6 +11,8 @@
     quarantine.py the agent's own object folder; importing its objects verified
     recovery.py   collecting what a run left (refs disarmed, objects in); leftovers
     finalize.py   deciding the outcome, validating, merging or keeping the work
+    rebase.py     replaying a dream's commits onto a memory that moved (merged_after_rebase)
+    resolve.py    dream.resolve=agent: the conflicts and the prompt of a resolving run
     manage.py     list / show / finish / drop
     trigger.py    --auto and --background; `maybe_launch` for the post-commit hook
     builtin.py    the offline agents builtin:tidy and builtin:notes

@@ -27,7 +27,7 @@ from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.redact import redact
 from gitmemfs.core.repo import FileLock, Repo
 from gitmemfs.core.writer import WriteSession
-from gitmemfs.dream import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
+from gitmemfs.dream import finalize, payload, recovery, resolve, runner, sandbox, sources, state, target, trigger
 from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 
@@ -310,6 +310,10 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
         wt = None
+        if out.status == "merge_conflict" and resolve.mode(repo) == "agent" and not out.extra.get("quarantine"):
+            out = resolve_conflict(repo, dirs, out, record, env, command=command, command_env=command_env,
+                                   timeout=timeout, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen,
+                                   log=log)
     except Exception as exc:  # noqa: BLE001 - any failure becomes a `failed` outcome, work kept
         out = internal_failure(repo, dirs, wt, record, exc, log)
     except BaseException as exc:
@@ -324,6 +328,82 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     log.progress(f"{out.status}: {out.message}", echo=False)  # the caller prints the outcome
     after(repo, dirs, out, chosen, doc, record, log)
     log.close()
+    return out
+
+
+def resolve_conflict(repo: Repo, dirs: state.Dirs, out: Result, record: dict[str, Any], env: Mapping[str, str],
+                     *, command: str, command_env: dict[str, str], timeout: float, merge_mode: str,
+                     sandboxed: bool, chosen: sources.Slice | None, log: runner.Log) -> Result:
+    """dream.resolve=agent: the dream still conflicts after its replay. Run the agent once
+    more in a new (sandboxed) worktree at the memory's HEAD with the conflicts in its
+    prompt, and merge what it commits through the same gate (`merged_after_resolve`).
+    Otherwise the dream stays kept as it was, and the attempt's own work, if any, is
+    kept at refs/dreams/extra/<id>/resolve."""
+    original = out.head or ""
+    dream_id = out.id or ""
+    head_now = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
+    found = resolve.conflicts(repo, out.base or "", head_now, original)
+    if not head_now or not found:
+        return out
+    log.progress(f"dream.resolve=agent: running the agent again on {head_now[:7]} to resolve "
+                 + ", ".join(f["path"] for f in found[:5]))
+    kept_before = out.kept_ref
+    tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-resolve-")
+    wt = None
+    try:
+        listing = snap.Snapshot(repo.root, head_now, snap.parse_ls_tree(
+            repo.git("ls-tree", "-r", "-z", "--full-tree", head_now).raw))
+        prompt_path = os.path.join(dirs.run_dir(dream_id), "resolve-prompt.md")
+        with open(prompt_path, "w", encoding="utf-8") as fh:
+            fh.write(resolve.prompt(found, resolve.intent(repo, out.base or "", original),
+                                    payload.memory_files(listing)))
+        wt = wtmod.create(repo, dirs, dream_id, head_now)
+        agent_id, agent_name = agent_identity(repo, env)
+        child_env = runner.agent_env(
+            worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=head_now, branch=wt.branch,
+            agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=None,
+            extra={**command_env, "DREAM_RESOLVE": "1", "DREAM_CONFLICTS": "\n".join(f["path"] for f in found)},
+            config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
+            pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
+        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
+
+        def on_start(pid: int, start: int | None) -> None:
+            record.update(agent_pid=pid, agent_start=start)
+            state.save_record(dirs, record)
+
+        agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
+                           timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
+        second = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
+        wtmod.remove(repo, wt, keep_repo=bool(second.extra.get("quarantine")))
+        wt = None
+    except Exception as exc:  # noqa: BLE001 - the dream's own work is kept whatever happens here
+        second = Result("failed", dream_id, message=f"the resolving run failed: {redact(str(exc))}")
+        if wt is not None:
+            try:
+                wtmod.remove(repo, wt)
+            except Exception:  # noqa: BLE001 - the next dream cleans up what is left
+                pass
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    kept_ref = state.KEPT_PREFIX + dream_id
+    if second.merged:
+        wtmod.delete_ref(repo, kept_ref, original)  # the resolution carries the dream's work
+        second.status = "merged_after_resolve"
+        second.base = out.base
+        second.kept_ref = None
+        second.message = (f"The dream's changes conflicted with newer memory in "
+                          f"{', '.join(f['path'] for f in found[:10])}; the agent resolved them on top of "
+                          f"{head_now[:7]} and the result merged ({(second.head or '')[:7]}).")
+        second.extra.update(conflicts=out.extra.get("conflicts"), resolved_from=original)
+        return second
+    attempt = wtmod.rev(repo, kept_ref)
+    if attempt and attempt != original:  # keep the attempt beside the dream, not over it
+        repo.git("update-ref", f"refs/dreams/extra/{dream_id}/resolve", attempt, check=False)
+        repo.git("update-ref", kept_ref, original, check=False)
+        out.extra["side_branches"] = [*out.extra.get("side_branches", []), f"refs/dreams/extra/{dream_id}/resolve"]
+    out.kept_ref = kept_before
+    out.extra["resolve"] = {"status": second.status, "message": second.message}
+    out.message += f" A resolving run (dream.resolve=agent) ended {second.status}: {second.message}"
     return out
 
 
@@ -459,7 +539,8 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
                   merged=out.merged, kept_ref=out.kept_ref, message=out.message,
                   duration_s=round(out.duration_s, 3), **{k: v for k, v in out.extra.items()
                                                          if k in ("problems", "conflicts", "uncommitted",
-                                                                  "timed_out", "target_error")})
+                                                                  "timed_out", "target_error", "rebase",
+                                                                  "resolve", "resolved_from")})
     state.save_record(dirs, record)
     keep_ids = set()
     for run in state.record_ids(dirs):
