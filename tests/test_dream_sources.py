@@ -90,7 +90,7 @@ def test_source_errors(repo: Path, tmp_path: Path) -> None:
     bad.write_text(rows(("user", "fine", "m1")) + "{not json\n")
     proc = dream(repo, "--from", f"transcript:{bad}", "--agent", "true")
     assert proc.returncode == 1 and "line 2" in proc.stderr and str(bad) in proc.stderr
-    for spec, expect in (("slack:x", 'unknown source type "slack". Supported: openhands, transcript'),
+    for spec, expect in (("slack:x", 'unknown source type "slack". Supported: claude-code, codex, openhands, '),
                          ("transcript:", 'missing path after "transcript:"'), ("plain", "invalid --from")):
         proc = dream(repo, "--from", spec, "--agent", "true")
         assert proc.returncode == 2 and expect in proc.stderr, proc.stderr

@@ -19,7 +19,9 @@ the memory, left for review (--merge explicit), or kept at refs/dreams/kept/<id>
 nothing the agent wrote is lost."""
 
 EPILOG = """\
-outcomes (exit status): merged, no_changes, pending, no_payload, not_due, started (0);
+outcomes (exit status): merged, merged_after_rebase (the memory moved and the dream's
+commits were replayed onto it), merged_after_resolve (dream.resolve=agent resolved a
+conflict), no_changes, pending, no_payload, not_due, started (0);
 failed, check_failed, merge_conflict, dirty_uncommitted (1); usage (2);
 busy, parent_dirty (3, retry later); sandbox_unavailable, not a memory repository (4).
 
@@ -30,6 +32,9 @@ DREAM_BASE, AGENT_ID and AGENT_NAME set and the prompt on stdin. builtin:tidy an
 builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta and llm.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
+dream.project (the project --from auto reads; default: the current directory),
+dream.resolve (off|agent: on a conflict the replay cannot fix, run the agent once more
+on the new HEAD with the conflicts in its prompt),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
 dream.sandbox.allowChmod (false), dream.passEnv (repeatable: GIT_MEMORY_TOKEN or
 LETTA_API_KEY, withheld from the agent unless named)."""
@@ -42,7 +47,9 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
     parser.add_argument("--agent", metavar="CMD", help="agent command, or builtin:tidy / builtin:notes")
     parser.add_argument("--from", dest="source", metavar="SOURCE",
-                        help="reflect on new content of transcript:FILE.jsonl or openhands:DIR|FILE")
+                        help="reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, "
+                             "claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and "
+                             "Codex session of this project)")
     parser.add_argument("--to", metavar="PATH", help="maintain this document (e.g. AGENTS.md) through "
                                                      "system/<name> in memory")
     parser.add_argument("-i", "--instruction", metavar="TEXT", help="an extra instruction for the agent")
@@ -62,7 +69,8 @@ def build_parser() -> Parser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 title="commands (without one, git dream runs a pass)")
     p = sub.add_parser("list", parents=[common], help="runs that hold work (kept or pending)",
-                       description="List dream runs whose work is kept or waiting for review.")
+                       description="List dream runs whose work is kept or waiting for review: why each "
+                                   "was kept, and the one command that merges or drops it.")
     p.add_argument("--all", action="store_true", help="every recorded run")
     p = sub.add_parser("show", parents=[common], help="one run: outcome, commits, diffstat, log",
                        description="Show a dream run: its outcome, commits and diffstat.")
@@ -135,7 +143,10 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
     if args.source:
         kind, colon, loc = args.source.partition(":")
         # The child runs from the repository root: make the source path absolute.
-        rest += ["--from", f"{kind}:{os.path.abspath(os.path.expanduser(loc))}" if colon else args.source]
+        if kind == "auto" and not colon:  # the project is where this command was started
+            rest += ["--from", f"auto:{lifecycle.project_of(repo, os.environ)}"]
+        else:
+            rest += ["--from", f"{kind}:{os.path.abspath(os.path.expanduser(loc))}" if colon else args.source]
     if args.to is not None:
         rest += ["--to", os.path.abspath(os.path.expanduser(args.to))]
     for flag, value in (("--agent", args.agent), ("--instruction", args.instruction),

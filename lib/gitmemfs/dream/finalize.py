@@ -10,6 +10,8 @@ Checks run in this order; the first that matches decides:
     parent dirty (under its writer lock)          -> parent_dirty
     `check` of base..dream/<id> finds problems    -> check_failed
     explicit merge mode                           -> pending
+    merge-tree conflict, main moved: the dream's
+    commits replayed onto it apply and pass       -> merged_after_rebase
     merge-tree conflict                           -> merge_conflict
     the merge result breaks a rule against HEAD   -> check_failed
     otherwise                                     -> merged
@@ -24,21 +26,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from gitmemfs.core import git
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.writer import WriteSession
+from gitmemfs.dream import rebase
 from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.runner import AgentRun
 from gitmemfs.dream.state import KEPT_PREFIX
 from gitmemfs.gate import check
 
-EXIT = {"merged": 0, "no_changes": 0, "pending": 0, "no_payload": 0, "not_due": 0, "started": 0,
+EXIT = {"merged": 0, "merged_after_rebase": 0, "merged_after_resolve": 0,
+        "no_changes": 0, "pending": 0, "no_payload": 0, "not_due": 0, "started": 0,
         "failed": 1, "check_failed": 1, "not_merged": 1, "merge_conflict": 1, "dirty_uncommitted": 1,
         "busy": 3, "parent_dirty": 3, "sandbox_unavailable": 4}
-CONSUMING = ("merged", "no_changes")
+CONSUMING = ("merged", "merged_after_rebase", "merged_after_resolve", "no_changes")
 # Outcomes after which an automatic dream should wait before trying again.
 RETRY_LATER = ("failed", "check_failed", "merge_conflict", "dirty_uncommitted", "parent_dirty",
                "sandbox_unavailable")
@@ -245,17 +249,56 @@ class Finalizer:
         if merged_tree.code == 1:
             fields = merged_tree.out.split("\0")
             conflicted = sorted({f for f in fields[1:] if f})
-            return self._not_merged("merge_conflict", head,
-                                    "The dream's changes conflict with newer memory commits in "
-                                    + ", ".join(conflicted[:10]) + "; the memory repository is unchanged.",
-                                    conflicts=conflicted)
+            return self._on_conflict(head, target, n, conflicted)
         tree = merged_tree.out.split("\0")[0].strip()
         self.progress(f"merging into {target[:7]}" + (" (the memory moved on since the dream began)"
                                                       if target != wt.base else ""))
+        return self._merge(target, head, tree, n, "merged", head)
+
+    def _on_conflict(self, head: str, target: str, n: int, conflicted: list[str]) -> Result:
+        """The merge conflicts: if main moved, replay the dream's commits on top of it
+        (`merged_after_rebase` when they apply and pass the gate), else keep the work."""
+        wt = self.wt
+        replayed = None
+        if target != wt.base:
+            self.progress(f"the merge conflicts in {', '.join(conflicted[:5])}; replaying the dream's "
+                          f"commits on top of {target[:7]}")
+            replayed = rebase.replay(self.repo, wt.base, head, target, self.ident)
+        if replayed is None or replayed.tip is None:
+            extra: dict[str, Any] = {"conflicts": conflicted}
+            if replayed is not None:
+                extra["rebase"] = {"conflicts": replayed.conflicts, "why": replayed.why}
+                self.progress(f"the replay did not apply: {replayed.why}")
+            return self._not_merged("merge_conflict", head,
+                                    "The dream's changes conflict with newer memory commits in "
+                                    + ", ".join(conflicted[:10]) + "; the memory repository is unchanged.", **extra)
+        tip = replayed.tip
+        if tip == target:  # main already has every change the dream made
+            return self.result("no_changes", head, "Dreamed; the memory already had every change this dream "
+                               "made (they were dropped when replayed onto it).")
+        report = check.commit_range(self.repo.root, f"{target}..{tip}")
+        if not report.ok:
+            lines = report.lines()
+            return self._not_merged("check_failed", head, "Replayed onto the newer memory, the dream's commits "
+                                    "break the memory rules: " + "; ".join(lines[:5]) + ". Nothing was merged.",
+                                    problems=[p.as_dict() for p in report.problems])
+        tree = self.repo.git("rev-parse", f"{tip}^{{tree}}").out.strip()
+        self.progress(f"replayed {_plural(count(self.repo, target, tip), 'commit')} onto {target[:7]}"
+                      + (f" ({replayed.dropped} already there)" if replayed.dropped else "") + "; merging")
+        return self._merge(target, tip, tree, n, "merged_after_rebase", head,
+                           extra_trailers=[f"Dream-Rebased-From: {head}"])
+
+    def _merge(self, target: str, head: str, tree: str, n: int, status: str, kept_head: str,
+               extra_trailers: Sequence[str] = ()) -> Result:
+        """Commit the merge of `head` into `target` with `tree`, check it, fast-forward the parent."""
+        wt = self.wt
+        repo = self.repo
         message = (f"merge(dream): {summary_of(repo, head, n)}\n\n" + "\n".join(
-            [f"Dream-Id: {wt.id}", f"Dream-Base: {wt.base}", f"Dream-Commits: {n}", *self.trailers]) + "\n")
+            [f"Dream-Id: {wt.id}", f"Dream-Base: {wt.base}", f"Dream-Commits: {n}", *self.trailers,
+             *extra_trailers]) + "\n")
         merge = git.run_light(["commit-tree", tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,
                               input=message, env=self.ident).out.strip()
+        head = kept_head  # what a refusal keeps: the dream's own commits
         result_check = check.commit_range(repo.root, f"{merge}^!", approvals=frozenset())
         if not result_check.ok:
             lines = result_check.lines()
@@ -269,7 +312,8 @@ class Finalizer:
             return self._not_merged("merge_conflict", head, f"Updating the memory repository failed ({err}); "
                                     "it is unchanged.")
         branch = repo.git("symbolic-ref", "-q", "--short", "HEAD", check=False).out.strip() or "HEAD"
-        out = self.result("merged", merge, f"Dreamed and merged {_plural(n, 'commit')} into {branch} "
+        how = " after replaying it on top of the newer memory" if status == "merged_after_rebase" else ""
+        out = self.result(status, merge, f"Dreamed and merged {_plural(n, 'commit')} into {branch}{how} "
                           f"({merge[:7]}).")
         out.commits = n
         out.merged = True

@@ -27,7 +27,7 @@ from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.redact import redact
 from gitmemfs.core.repo import FileLock, Repo
 from gitmemfs.core.writer import WriteSession
-from gitmemfs.dream import finalize, payload, recovery, runner, sandbox, sources, state, target, trigger
+from gitmemfs.dream import finalize, payload, recovery, resolve, runner, sandbox, sources, state, target, trigger
 from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 
@@ -79,7 +79,7 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
     agent_spec, _timeout, _merge = settings(repo, opts, env)
     runner.command_for(agent_spec)
     if opts.source:
-        sources.parse(opts.source)
+        sources.parse(opts.source, project_of(repo, env))
     if opts.to is not None:
         target.resolve(opts.to)
     if sandbox_wanted(opts, env):
@@ -197,13 +197,12 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     chosen = None
     source = None
     if opts.source:
-        source = sources.parse(opts.source)
-        rows = sources.load(source)
-        saved = state.load_state(dirs)["sources"].get(source.key, {})
-        chosen = sources.select(source, rows, saved.get("cursor"))
+        source = sources.parse(opts.source, project_of(repo, env))
+        chosen = pick_slice(dirs, source)
         if chosen is None:
+            where = f"the sessions of {source.path}" if source.kind == "auto" else source.path
             return Result("no_payload", base=base,
-                          message=f"No new transcript content to reflect on in {source.path}.",
+                          message=f"No new transcript content to reflect on in {where}.",
                           extra={"source": source.key})
         for note in chosen.notes:
             say(note)
@@ -229,6 +228,26 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
                 chosen=chosen, doc=doc, started=started, listing=listing)
 
 
+def project_of(repo: Repo, env: Mapping[str, str]) -> str:
+    """The project whose sessions `--from auto` reads: $GIT_DREAM_PROJECT, dream.project,
+    else the directory git dream was started in."""
+    return (env.get("GIT_DREAM_PROJECT") or repo.cfg("dream.project") or os.getcwd()).strip()
+
+
+def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None:
+    """The new content past the source's cursors. `auto` looks at the sessions it has
+    cursors for and those written since the last consuming dream began (all of the
+    project's sessions the first time)."""
+    data = state.load_state(dirs)
+    since = None
+    if source.kind == "auto":
+        last = data.get("last_dream") or {}
+        began = (state.load_record(dirs, last["id"]) or {}).get("started_at") if last.get("id") else None
+        stamp = began or last.get("at")
+        since = sources.parse_time(stamp) - 1 if stamp else None  # whole seconds: err towards reading
+    return sources.slice_for(source, data["sources"], since)
+
+
 def sandbox_problem(repo: Repo) -> str | None:
     abi, reason = sandbox.probe_abi()
     if abi < sandbox.MIN_ABI:
@@ -248,14 +267,15 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     run_dir = dirs.run_dir(dream_id)
     os.makedirs(run_dir, exist_ok=True)
     log = runner.Log(dirs.log(dream_id), echo_agent=opts.verbose, echo_progress=opts.progress)
-    saved = state.load_state(dirs)["sources"].get(chosen.source.key, {}) if chosen else {}
     record: dict[str, Any] = {
         "id": dream_id, "status": "running", "started_at": state.utc_now(), "pid": os.getpid(),
         "base": base, "branch": state.BRANCH_PREFIX + dream_id, "agent": agent_spec, "sandbox": sandboxed,
         "merge": merge_mode, "log": log.path,
         "source": None if chosen is None else {
             "key": chosen.source.key, "start": chosen.start_id, "end": chosen.end_id,
-            "messages": chosen.messages, "cursor_before": saved.get("cursor")},
+            "messages": chosen.messages, "cursor_before": chosen.cursor_before,
+            **({"parts": [{"key": p.source.key, "end": p.end_id, "cursor_before": p.cursor_before}
+                          for p in chosen.parts]} if chosen.parts else {})},
         "to": None if doc is None else doc.path,
     }
     state.save_record(dirs, record)
@@ -291,6 +311,10 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
         wt = None
+        if out.status == "merge_conflict" and resolve.mode(repo) == "agent" and not out.extra.get("quarantine"):
+            out = resolve_conflict(repo, dirs, out, record, env, command=command, command_env=command_env,
+                                   timeout=timeout, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen,
+                                   log=log)
     except Exception as exc:  # noqa: BLE001 - any failure becomes a `failed` outcome, work kept
         out = internal_failure(repo, dirs, wt, record, exc, log)
     except BaseException as exc:
@@ -305,6 +329,82 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     log.progress(f"{out.status}: {out.message}", echo=False)  # the caller prints the outcome
     after(repo, dirs, out, chosen, doc, record, log)
     log.close()
+    return out
+
+
+def resolve_conflict(repo: Repo, dirs: state.Dirs, out: Result, record: dict[str, Any], env: Mapping[str, str],
+                     *, command: str, command_env: dict[str, str], timeout: float, merge_mode: str,
+                     sandboxed: bool, chosen: sources.Slice | None, log: runner.Log) -> Result:
+    """dream.resolve=agent: the dream still conflicts after its replay. Run the agent once
+    more in a new (sandboxed) worktree at the memory's HEAD with the conflicts in its
+    prompt, and merge what it commits through the same gate (`merged_after_resolve`).
+    Otherwise the dream stays kept as it was, and the attempt's own work, if any, is
+    kept at refs/dreams/extra/<id>/resolve."""
+    original = out.head or ""
+    dream_id = out.id or ""
+    head_now = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
+    found = resolve.conflicts(repo, out.base or "", head_now, original)
+    if not head_now or not found:
+        return out
+    log.progress(f"dream.resolve=agent: running the agent again on {head_now[:7]} to resolve "
+                 + ", ".join(f["path"] for f in found[:5]))
+    kept_before = out.kept_ref
+    tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-resolve-")
+    wt = None
+    try:
+        listing = snap.Snapshot(repo.root, head_now, snap.parse_ls_tree(
+            repo.git("ls-tree", "-r", "-z", "--full-tree", head_now).raw))
+        prompt_path = os.path.join(dirs.run_dir(dream_id), "resolve-prompt.md")
+        with open(prompt_path, "w", encoding="utf-8") as fh:
+            fh.write(resolve.prompt(found, resolve.intent(repo, out.base or "", original),
+                                    payload.memory_files(listing)))
+        wt = wtmod.create(repo, dirs, dream_id, head_now)
+        agent_id, agent_name = agent_identity(repo, env)
+        child_env = runner.agent_env(
+            worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=head_now, branch=wt.branch,
+            agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=None,
+            extra={**command_env, "DREAM_RESOLVE": "1", "DREAM_CONFLICTS": "\n".join(f["path"] for f in found)},
+            config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
+            pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
+        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
+
+        def on_start(pid: int, start: int | None) -> None:
+            record.update(agent_pid=pid, agent_start=start)
+            state.save_record(dirs, record)
+
+        agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
+                           timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
+        second = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
+        wtmod.remove(repo, wt, keep_repo=bool(second.extra.get("quarantine")))
+        wt = None
+    except Exception as exc:  # noqa: BLE001 - the dream's own work is kept whatever happens here
+        second = Result("failed", dream_id, message=f"the resolving run failed: {redact(str(exc))}")
+        if wt is not None:
+            try:
+                wtmod.remove(repo, wt)
+            except Exception:  # noqa: BLE001 - the next dream cleans up what is left
+                pass
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    kept_ref = state.KEPT_PREFIX + dream_id
+    if second.merged:
+        wtmod.delete_ref(repo, kept_ref, original)  # the resolution carries the dream's work
+        second.status = "merged_after_resolve"
+        second.base = out.base
+        second.kept_ref = None
+        second.message = (f"The dream's changes conflicted with newer memory in "
+                          f"{', '.join(f['path'] for f in found[:10])}; the agent resolved them on top of "
+                          f"{head_now[:7]} and the result merged ({(second.head or '')[:7]}).")
+        second.extra.update(conflicts=out.extra.get("conflicts"), resolved_from=original)
+        return second
+    attempt = wtmod.rev(repo, kept_ref)
+    if attempt and attempt != original:  # keep the attempt beside the dream, not over it
+        repo.git("update-ref", f"refs/dreams/extra/{dream_id}/resolve", attempt, check=False)
+        repo.git("update-ref", kept_ref, original, check=False)
+        out.extra["side_branches"] = [*out.extra.get("side_branches", []), f"refs/dreams/extra/{dream_id}/resolve"]
+    out.kept_ref = kept_before
+    out.extra["resolve"] = {"status": second.status, "message": second.message}
+    out.message += f" A resolving run (dream.resolve=agent) ended {second.status}: {second.message}"
     return out
 
 
@@ -421,7 +521,8 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
     """Advance the cursor, write the --to target back, and finish the record."""
     if out.status in finalize.CONSUMING:
         consume(repo, dirs, chosen.source.key if chosen else None, chosen.end_id if chosen else None,
-                record.get("source", {}).get("cursor_before") if chosen else None, out.id)
+                record.get("source", {}).get("cursor_before") if chosen else None, out.id,
+                parts=(record.get("source") or {}).get("parts"))
         if doc is not None:
             try:
                 if target.write_back(repo, doc):
@@ -439,7 +540,8 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
                   merged=out.merged, kept_ref=out.kept_ref, message=out.message,
                   duration_s=round(out.duration_s, 3), **{k: v for k, v in out.extra.items()
                                                          if k in ("problems", "conflicts", "uncommitted",
-                                                                  "timed_out", "target_error")})
+                                                                  "timed_out", "target_error", "rebase",
+                                                                  "resolve", "resolved_from")})
     state.save_record(dirs, record)
     keep_ids = set()
     for run in state.record_ids(dirs):
@@ -464,6 +566,6 @@ def note_attempt(dirs: state.Dirs, status: str) -> None:
 
 
 def consume(repo: Repo, dirs: state.Dirs, source_key: str | None, end_id: str | None,
-            cursor_before: str | None, dream_id: str | None) -> None:
+            cursor_before: str | None, dream_id: str | None, parts: list[dict[str, Any]] | None = None) -> None:
     head = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
-    state.consume(dirs, head, source_key, end_id, cursor_before, dream_id)
+    state.consume(dirs, head, source_key, end_id, cursor_before, dream_id, parts=parts)

@@ -62,7 +62,8 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
     base = record.get("base")
     info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
                                        "merge", "message", "source", "to", "log", "problems", "conflicts",
-                                       "uncommitted", "timed_out", "quarantine", "target_error")}
+                                       "uncommitted", "timed_out", "quarantine", "target_error", "rebase",
+                                       "resolve", "resolved_from")}
     info.update(side_branches=side_branches(repo).get(dream_id),
                 kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
                 branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
@@ -78,13 +79,58 @@ def list_runs(repo: Repo, *, show_all: bool = False) -> Outcome:
         if show_all or record.get("status") in ("pending", "running") or record.get("quarantine"):
             ids.add(dream_id)
     runs = [describe(repo, dirs, i) for i in sorted(ids)]
+    for run in runs:
+        run.update(advice(run))
     if not runs:
         text = "No dream runs hold work." + ("" if show_all else " (git dream list --all shows every run.)")
     else:
-        text = "\n".join(f"{r['id']}  {r.get('status', '?'):<17} {r.get('commits', 0):>3} commit(s)  "
-                         f"{(r.get('message') or '').splitlines()[0][:80] if r.get('message') else ''}".rstrip()
-                         for r in runs)
+        text = "\n".join(f"{r['id']}  {r.get('commits', 0):>3} commit(s)  {r['why']}"
+                         + (f"\n    {'merge' if r['command'] == r.get('merge_command') else 'drop'}: {r['command']}"
+                            if r.get("command") else "") for r in runs)
     return Outcome(text, extra={"runs": runs})
+
+
+# Outcomes whose kept work the gate would refuse again as it is: drop them (or fix by hand).
+_REFUSED = ("check_failed",)
+
+
+def advice(run: dict[str, Any]) -> dict[str, Any]:
+    """Why a run was kept, and the one command that merges or drops it: `finish --merge`
+    where the work can go through the gate (it replays onto the new main first), `drop`
+    where it cannot (rules broken, history tampered with, objects in quarantine)."""
+    dream_id = run["id"]
+    status = run.get("status") or "unknown"
+    first = (run.get("message") or "").split(". ")[0].strip().rstrip(".")
+    if status == "running":
+        return {"why": "running: the dream is still working", "command": None,
+                "merge_command": None, "drop_command": None}
+    if status == "pending":
+        reason = "waiting for review (dream.merge=explicit)"
+    elif status == "merge_conflict":
+        files = run.get("conflicts") or []
+        reason = ("the dream conflicts with newer memory in " + ", ".join(files[:5]) if files
+                  else "merging it into the memory failed")
+        resolve = run.get("resolve") or {}
+        if resolve.get("status"):
+            reason += f"; the resolving run ended {resolve['status']}"
+    elif status == "check_failed":
+        problems = run.get("problems") or []
+        reason = "its commits break the memory rules" + (
+            f" ({problems[0].get('path')}: {problems[0].get('message')})" if problems else "")
+    elif status == "dirty_uncommitted":
+        reason = f"the agent left {len(run.get('uncommitted') or [])} file(s) uncommitted (kept as a commit)"
+    elif status == "parent_dirty":
+        reason = "the memory had uncommitted changes or stayed busy when the dream finished"
+    elif run.get("quarantine"):
+        reason = f"its git objects failed verification (left in {run['quarantine']})"
+    else:
+        reason = first or "it was not merged"
+    merge_cmd = f"git dream finish {dream_id} --merge" if run.get("head") else None
+    drop_cmd = f"git dream drop {dream_id}"
+    mergeable = (merge_cmd is not None and status not in _REFUSED and not run.get("quarantine")
+                 and "tampered" not in (run.get("message") or ""))
+    return {"why": f"{status}: {reason}", "command": merge_cmd if mergeable else drop_cmd,
+            "merge_command": merge_cmd if mergeable else None, "drop_command": drop_cmd}
 
 
 def show(repo: Repo, text: str) -> Outcome:
@@ -176,7 +222,7 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
             trailers.append("Dream-Sandbox: off")
         fin = finalize.Finalizer(repo, wt, merge_mode="auto", trailers=trailers, progress=lambda _t: None)
         out = fin.integrate(work, allow_pending=False)
-        if out.status != "merged":
+        if not out.merged:
             record.update(status=out.status, message=out.message, kept_ref=out.kept_ref,
                           **{k: v for k, v in out.extra.items() if k in ("problems", "conflicts")})
             state.save_record(dirs, record)
@@ -184,7 +230,8 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
     wtmod.delete_ref(repo, state.KEPT_PREFIX + dream_id)
     wtmod.delete_ref(repo, BRANCHES + dream_id)
     if source.get("key"):
-        consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id)
+        consume(repo, dirs, source["key"], source.get("end"), source.get("cursor_before"), dream_id,
+                parts=source.get("parts"))
     else:
         consume(repo, dirs, None, None, None, dream_id)
     record.update(status="merged", finished_at=state.utc_now(), message=out.message, kept_ref=None,

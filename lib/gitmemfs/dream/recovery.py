@@ -169,7 +169,8 @@ def finish_merged(repo: Repo, dirs: state.Dirs, record: dict[str, Any], merge: s
     as it would have."""
     source = record.get("source") or {}
     head = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
-    state.consume(dirs, head, source.get("key"), source.get("end"), source.get("cursor_before"), record["id"])
+    state.consume(dirs, head, source.get("key"), source.get("end"), source.get("cursor_before"), record["id"],
+                  parts=source.get("parts"))
     if record.get("to"):
         try:
             target.write_back(repo, target.resolve(record["to"]))

@@ -27,8 +27,10 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.dream import sources_agents as agents
 
-TYPES = ("openhands", "transcript")
+TYPES = ("claude-code", "codex", "openhands", "transcript")
+SESSION_TYPES = ("claude-code", "codex")  # a folder of these is one cursor per session file
 ARGS_LIMIT = 300
 RESULT_LIMIT = 2500
 OPENHANDS_RESULT_LIMIT = 4000
@@ -57,16 +59,25 @@ class Slice:
     total_rows: int
     cursor_found: bool = True
     notes: list[str] = field(default_factory=list)
+    cursor_before: str | None = None
+    skipped: int = 0                                       # malformed lines left out
+    parts: list[Slice] = field(default_factory=list)       # one per session file (a folder, auto)
 
     @property
     def messages(self) -> int:
         return sum(1 for r in self.rows if r.get("kind") in CANONICAL)
 
 
-def parse(spec: str) -> Source:
+def parse(spec: str, project: str | None = None) -> Source:
     kind, colon, locator = spec.partition(":")
+    if kind.strip() == "auto":
+        # Every new Claude Code and Codex session of a project (auto:DIR; default: dream.project,
+        # else the current directory).
+        where = os.path.expanduser(locator.strip()) if colon and locator.strip() else (project or os.getcwd())
+        return Source("auto", "auto", os.path.realpath(where))
     if not colon:
-        raise UsageError(f'invalid --from "{spec}": use transcript:FILE.jsonl or openhands:DIR|FILE')
+        raise UsageError(f'invalid --from "{spec}": use transcript:FILE.jsonl, openhands:DIR|FILE, '
+                         'claude-code:DIR|FILE, codex:DIR|FILE or auto')
     if kind not in TYPES:
         raise UsageError(f'unknown source type "{kind}". Supported: {", ".join(TYPES)}')
     if not locator.strip():
@@ -79,8 +90,61 @@ def parse(spec: str) -> Source:
 
 def load(source: Source) -> list[dict[str, Any]]:
     """The source's rows, each with an `id` (its message id, or a content hash)."""
+    return read(source)[0]
+
+
+def read(source: Source) -> tuple[list[dict[str, Any]], int]:
+    """The rows of one file source with their ids, and how many malformed lines were skipped."""
+    if source.kind in SESSION_TYPES:
+        reader = agents.claude_code if source.kind == "claude-code" else agents.codex
+        try:
+            parsed = reader(source.path)
+        except OSError as exc:
+            raise MemfsError(f"git dream: {exc}") from None
+        return assign_ids(parsed.rows), parsed.skipped
     rows = transcript_rows(source.path) if source.kind == "transcript" else openhands_rows(source.path)
-    return assign_ids(rows)
+    return assign_ids(rows), 0
+
+
+def sessions_of(source: Source, since: float | None = None, known: Any = ()) -> list[Source]:
+    """The session files a folder or `auto` source stands for, each its own source (and
+    cursor key). `auto` leaves out sessions neither `known` (they have a cursor) nor
+    written to since `since` (the last dream)."""
+    if source.kind == "auto":
+        found = [Source(kind, path, os.path.realpath(path)) for kind, path in agents.project_sessions(source.path)]
+        if since is not None:
+            found = [s for s in found if s.key in known or os.path.getmtime(s.path) >= since]
+        return found
+    files = agents.session_files(source.kind, source.path)
+    if not files:
+        raise MemfsError(f"git dream: no {source.kind} session files found in {source.path}")
+    return [Source(source.kind, path, os.path.realpath(path)) for path in files]
+
+
+def slice_for(source: Source, cursors: dict[str, Any], since: float | None = None) -> Slice | None:
+    """The new content of a source past its cursor(s), or None. A single file has one
+    cursor; a folder of sessions or `auto` has one per session file, kept in `parts`."""
+    several = source.kind == "auto" or (source.kind in SESSION_TYPES and os.path.isdir(source.path))
+    if not several:
+        rows, skipped = read(source)
+        cursor = (cursors.get(source.key) or {}).get("cursor")
+        chosen = select(source, rows, cursor)
+        if chosen is not None:
+            chosen.cursor_before, chosen.skipped = cursor, skipped
+            if skipped:
+                chosen.notes.append(f"skipped {skipped} malformed line(s) in {source.path}")
+        return chosen
+    parts = []
+    for session in sessions_of(source, since, cursors):
+        part = slice_for(session, cursors)
+        if part is not None:
+            parts.append(part)
+    if not parts:
+        return None
+    rows = [r for p in parts for r in p.rows]
+    return Slice(source, rows, parts[0].start_id, parts[-1].end_id, sum(p.total_rows for p in parts),
+                 all(p.cursor_found for p in parts), [n for p in parts for n in p.notes],
+                 skipped=sum(p.skipped for p in parts), parts=parts)
 
 
 # -- transcript:FILE.jsonl ---------------------------------------------------------------
@@ -361,10 +425,20 @@ def _string_leaves(obj: Any) -> Iterable[tuple[Any, Any, str]]:
 
 def normalise(chosen: Slice) -> list[dict[str, Any]]:
     """The slice as a message array: a meta record, then user/assistant/reasoning/tool
-    records with ISO-ms-Z timestamps; error rows and harness noise dropped."""
+    records with ISO-ms-Z timestamps; error rows and harness noise dropped. A slice of
+    several sessions is each session's array in turn, its meta record naming the file."""
+    if chosen.parts:
+        out: list[dict[str, Any]] = []
+        for part in chosen.parts:
+            records = normalise(part)
+            records[0]["session"] = part.source.path
+            out += records
+        return out
     rows = chosen.rows
     stamps = _timestamps(rows)
     records: list[dict[str, Any]] = [{"role": "meta", "source": chosen.source.kind}]
+    if chosen.skipped:
+        records[0]["skipped_lines"] = chosen.skipped
     used: dict[str, int] = {}
     for n, (row, at) in enumerate(zip(rows, stamps), 1):
         kind = row.get("kind")
@@ -375,6 +449,10 @@ def normalise(chosen: Slice) -> list[dict[str, Any]]:
             if kind == "user" and text.lstrip().startswith(_NOISE):
                 continue
             records.append({"role": kind, "content": text, "timestamp": at})
+        elif kind == "summary":  # a compaction: the tool's summary of what came before
+            text = row.get("text")
+            if isinstance(text, str) and text.strip():
+                records.append({"role": "summary", "content": text, "timestamp": at})
         elif kind == "tool_call":
             call_id = str(row.get("source_message_id") or f"tool-line-{n}")
             used[call_id] = used.get(call_id, 0) + 1

@@ -125,11 +125,16 @@ def record_ids(dirs: Dirs) -> list[str]:
 
 
 def consume(dirs: Dirs, head: str, source_key: str | None, end_id: str | None, cursor_before: str | None,
-            dream_id: str | None) -> None:
+            dream_id: str | None, parts: list[dict[str, Any]] | None = None) -> None:
     """A consuming dream (merged or no_changes) finished: advance its source's cursor and
-    remember the parent HEAD it left, which the automatic trigger counts from."""
+    remember the parent HEAD it left, which the automatic trigger counts from. A source of
+    several sessions (`parts`) advances one cursor per session file instead."""
     data = load_state(dirs)
-    if source_key and end_id:
+    for part in parts or []:
+        entry = data["sources"].setdefault(part["key"], {})
+        if part.get("end") and entry.get("cursor") == part.get("cursor_before"):
+            entry.update(cursor=part["end"], updated_at=utc_now(), dream=dream_id)
+    if source_key and end_id and not parts:
         entry = data["sources"].setdefault(source_key, {})
         if entry.get("cursor") == cursor_before:  # a newer dream may have moved it meanwhile
             entry.update(cursor=end_id, updated_at=utc_now(), dream=dream_id)
