@@ -174,8 +174,8 @@ def test_the_line_limit_on_a_million_line_file(pair: Pair) -> None:
     # Writing a million lines is one commit like any other.
     pair.same({"command": "create", "path": f"{M}/million.txt", "file_text": "z\n" * 1_000_000},
               {"command": "view", "path": f"{M}/million.txt"},
-              {"command": "insert", "path": f"{M}/fits.txt", "insert_line": 999_999, "insert_text": "end"},
-              {"command": "str_replace", "path": f"{M}/fits.txt", "old_str": "y\nend", "new_str": "last"})
+              {"command": "insert", "path": f"{M}/million.txt", "insert_line": 1_000_000, "insert_text": "end"},
+              {"command": "str_replace", "path": f"{M}/million.txt", "old_str": "z\nend", "new_str": "last"})
 
 
 def test_symlinks_planted_before_the_first_call(pair: Pair, tmp_path: Path) -> None:
