@@ -244,8 +244,9 @@ def test_commit_reasons(tmp_path: Path) -> None:
     with tool.reasoned("User said their name is Ann"):
         tool.call({"command": "str_replace", "path": f"{M}/a.txt", "old_str": "a", "new_str": "Ann"})
     tool.call({"command": "delete", "path": f"{M}/a.txt", "reason": "given in the call"})
-    assert GitMemoryTool(memory_dir=str(tool.memory_root)).call(
-        {"command": "create", "path": f"{M}/b.txt", "file_text": "b"}) == "File created successfully at: /memories/b.txt"
+    again = GitMemoryTool(memory_dir=str(tool.memory_root))
+    assert again.call({"command": "create", "path": f"{M}/b.txt", "file_text": "b"}) == (
+        "File created successfully at: /memories/b.txt")
     log = git("log", "--format=%s%n%b--", cwd=tool.memory_root).stdout
     assert log.split("--\n")[0].startswith("create /memories/b.txt\nMemory-Op: create\nMemory-Path: b.txt")
     assert git("log", "--format=%s", cwd=tool.memory_root).stdout.splitlines()[1:] == [
