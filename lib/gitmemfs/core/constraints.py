@@ -22,7 +22,6 @@ Everything here is pure: bytes in, problems (strings) out.
 """
 from __future__ import annotations
 
-
 from gitmemfs.core import layout as layouts
 
 TYPE_CHECKING = False

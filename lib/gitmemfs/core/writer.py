@@ -54,9 +54,19 @@ def literal(paths: Sequence[str]) -> list[str]:
 
 
 class WriteSession:
-    def __init__(self, repo: Repo, *, tool: str = "memory"):
+    """`scope` limits the clean check to those paths (files or folders): untracked or
+    modified files elsewhere do not block the write. `file_mode`/`dir_mode` give new
+    files and folders exact modes whatever the umask; `prune=False` keeps folders a
+    delete empties (the Anthropic schema keeps them, as its reference does)."""
+
+    def __init__(self, repo: Repo, *, tool: str = "memory", scope: Sequence[str] | None = None,
+                 file_mode: int | None = None, dir_mode: int | None = None, prune: bool = True):
         self.repo = repo
         self.tool = tool
+        self.scope = scope
+        self.file_mode = file_mode
+        self.dir_mode = dir_mode
+        self.prune = prune
         self.head: str | None = None
         self._lock = repo.lock()
 
@@ -65,7 +75,7 @@ class WriteSession:
         self.repo.held_fds = (self._lock.fd,) if self._lock.fd is not None else ()
         try:
             recover(self.repo)
-            self.head = assert_clean(self.repo)
+            self.head = assert_clean(self.repo) if self.scope is None else assert_clean(self.repo, self.scope)
         except BaseException:
             self.__exit__()
             raise
@@ -141,9 +151,10 @@ class WriteSession:
             for ch in changes:
                 try:
                     if ch.content is None:
-                        _remove(self.repo.root, self.abspath(ch.path))
+                        _remove(self.repo.root, self.abspath(ch.path), prune=self.prune)
                     else:
-                        created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
+                        created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content,
+                                                      file_mode=self.file_mode, dir_mode=self.dir_mode)
                 except OSError as exc:  # name the memory file, not our temp file
                     raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
             message = commit_message(reason, op, paths or files, trailers)
@@ -239,14 +250,15 @@ def check_scope(repo: Repo) -> str:
 
 # -- clean check ----------------------------------------------------------------------
 
-def assert_clean(repo: Repo) -> str | None:
+def assert_clean(repo: Repo, scope: Sequence[str] | None = None) -> str | None:
     """Refuse to write on a dirty tree, a detached HEAD, or mid-merge/rebase.
-    Returns HEAD's sha (None on an unborn branch)."""
+    Returns HEAD's sha (None on an unborn branch). With `scope`, only those paths
+    must be clean (the Anthropic schema; the Letta schema keeps the whole tree)."""
     what = operation_in_progress(repo)
     if what:
         raise MemfsError(f"{CLEAN_SENTENCE} {what.capitalize()} is in progress in {repo.root}; "
                          "finish or abort it first.")
-    head, branch, dirty = status(repo)
+    head, branch, dirty = status(repo) if scope is None else status(repo, scope)
     if branch is None:
         raise MemfsError("memory: HEAD is detached; check out a branch (git switch main) before "
                          "editing memory, so commits are not lost")
@@ -263,12 +275,14 @@ def operation_in_progress(repo: Repo) -> str | None:
     return None
 
 
-def status(repo: Repo) -> tuple[str | None, str | None, list[str]]:
-    """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call."""
+def status(repo: Repo, scope: Sequence[str] | None = None) -> tuple[str | None, str | None, list[str]]:
+    """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call;
+    with `scope`, dirty paths only under those pathspecs."""
     # No optional locks: a read (e.g. `git memory status`) must never hold index.lock,
     # which would make a concurrent writer's commit fail or leave a stale lock if killed.
     res = repo.git("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch",
-                   "--untracked-files=all", "--ignore-submodules=none")
+                   "--untracked-files=all", "--ignore-submodules=none",
+                   *(["--", *literal(scope)] if scope is not None else []))
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
@@ -320,7 +334,8 @@ def describe_dirty(root: str, dirty: Sequence[str]) -> str:
 
 # -- atomic writes and restore ------------------------------------------------------------
 
-def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
+def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None = None,
+                  dir_mode: int | None = None) -> list[str]:
     """Write via a temp file + rename; return the directories this had to create."""
     created = []
     parent = os.path.dirname(target)
@@ -328,13 +343,24 @@ def _write_atomic(repo: Repo, target: str, data: bytes) -> list[str]:
     while not os.path.isdir(probe):
         created.append(probe)
         probe = os.path.dirname(probe)
-    os.makedirs(parent, exist_ok=True)
-    try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
+    if dir_mode is None:
+        os.makedirs(parent, exist_ok=True)
+    else:
+        for folder in reversed(created):
+            try:
+                os.mkdir(folder, dir_mode)
+            except FileExistsError:  # a concurrent writer made it
+                continue
+            os.chmod(folder, dir_mode)  # mkdir is subject to the umask, chmod is not
+    if file_mode is not None:
+        mode = file_mode
+    else:
+        try:
+            mode = os.stat(target).st_mode & 0o7777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
     # The temp file lives in the git dir, so a crash never leaves an untracked file
     # in the work tree; fall back to the target folder across filesystems. It is
     # created with the final mode, so chmod runs only when the umask took bits the
@@ -381,12 +407,13 @@ def _temp_file(folder: str, mode: int = 0o600) -> tuple[int, str]:
     raise FileExistsError(f"no free temporary name in {folder}")
 
 
-def _remove(root: str, target: str) -> None:
+def _remove(root: str, target: str, *, prune: bool = True) -> None:
     try:
         os.unlink(target)
     except FileNotFoundError:
         pass
-    _prune_empty(root, os.path.dirname(target))
+    if prune:
+        _prune_empty(root, os.path.dirname(target))
 
 
 def _prune_empty(root: str, folder: str) -> None:

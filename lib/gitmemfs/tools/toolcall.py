@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from typing import Any, Callable
 
-from gitmemfs.core import approval, memfile, paths
+from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
-from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
-from gitmemfs.edit.editor import AlreadyExists, Editor, InvalidLine, NotFound, OldStringAmbiguous, OldStringNotFound
+from gitmemfs.edit.editor import Editor
 
 SCHEMAS = ("letta", "anthropic")
 LETTA_COMMANDS = ("create", "str_replace", "insert", "delete", "rename", "update_description", "view")
-ANTHROPIC_COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
-ROOT = "/memories"
 
 
 def parse_payload(text: str) -> dict[str, Any]:
@@ -114,159 +110,13 @@ def apply_patch_call(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Out
 
 
 class Anthropic:
-    """Anthropic's memory tool (memory_20250818) over a memory repository."""
+    """Anthropic's memory tool (memory_20250818) over a memory repository: the commands
+    live in tools/anthropic_memory.py, shared with the SDK class."""
 
     def __init__(self, open_repo: Callable[[], Repo]):
         self.open_repo = open_repo
 
     def call(self, args: dict[str, Any]) -> Outcome:
-        require("memory", args, "command")
-        command = args["command"]
-        if command not in ANTHROPIC_COMMANDS:
-            raise MemfsError(f"Error: unknown command {command!r}; expected one of "
-                             f"{', '.join(ANTHROPIC_COMMANDS)}")
-        handler = getattr(self, "do_" + command)
-        try:
-            return handler(args)
-        except NotFound:
-            raise MemfsError(f"The path {self.shown(args)} does not exist. Please provide a valid path.") from None
+        from gitmemfs.tools.anthropic_memory import AnthropicMemory
 
-    @staticmethod
-    def shown(args: dict[str, Any]) -> str:
-        return str(args.get("path") or args.get("old_path") or "")
-
-    def relative(self, path: object, *, allow_root: bool = False) -> str:
-        if not isinstance(path, str) or not path.strip():
-            raise MemfsError("Error: 'path' must be a non-empty string under /memories")
-        path = path.strip()
-        if re.search(r"%(2e|2f|5c)", path, re.IGNORECASE) or "\\" in path:
-            raise MemfsError(f"Error: invalid path {path}: encoded or backslash path segments are not allowed")
-        if path.rstrip("/") == ROOT:
-            if allow_root:
-                return ""
-            raise MemfsError(f"Error: {path} is the memory root; name a file under it")
-        if not path.startswith(ROOT + "/"):
-            raise MemfsError(f"Error: path {path} must start with {ROOT}/")
-        return path[len(ROOT) + 1:]
-
-    def reason(self, args: dict[str, Any], command: str, path: str) -> str:
-        given = args.get("reason")
-        return given.strip() if isinstance(given, str) and given.strip() else f"{command} {path}"
-
-    def do_view(self, args: dict[str, Any]) -> Outcome:
-        path = args.get("path")
-        rel = self.relative(path, allow_root=True)
-        repo = self.open_repo()
-        if rel:  # the same jail as every write, before anything is looked at (issue 12, item 4)
-            try:
-                paths.check_jail(repo.root, paths.normalize_label(rel, "path", repo.root))
-            except paths.PathError as exc:
-                raise MemfsError(f"Error: {exc}") from None
-        folder = os.path.join(repo.root, *rel.split("/")) if rel else repo.root
-        if os.path.isdir(folder) and not rel.endswith(".md"):
-            return Outcome(self.listing(repo.root, folder, str(path).rstrip("/")))
-        rng = args.get("view_range")
-        view_range = None
-        if rng is not None:
-            if not (isinstance(rng, list) and len(rng) == 2 and all(isinstance(n, int) for n in rng)):
-                raise MemfsError("Error: view_range must be a list of two integers [start, end]")
-            view_range = (rng[0], rng[1])
-        out = Editor(repo).view(rel, view_range=view_range, numbered=True)
-        return Outcome(f"Here's the content of {path} with line numbers:\n{out.message}")
-
-    @staticmethod
-    def listing(root: str, folder: str, shown: str) -> str:
-        lines = [f"{_size(folder)}\t{shown}"]
-        for dirpath, dirnames, filenames in os.walk(folder):
-            depth = os.path.relpath(dirpath, folder).count(os.sep) + (0 if dirpath == folder else 1)
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "node_modules")
-            if depth >= 2:
-                dirnames[:] = []
-            for name in sorted(dirnames) + sorted(f for f in filenames if not f.startswith(".")):
-                full = os.path.join(dirpath, name)
-                if os.path.islink(full):
-                    continue  # not memory; its target may be anywhere, or nowhere
-                rel = os.path.relpath(full, folder).replace(os.sep, "/")
-                lines.append(f"{_size(full)}\t{shown}/{rel}")
-        return ("Here're the files and directories up to 2 levels deep in "
-                f"{shown}, excluding hidden items and node_modules:\n" + "\n".join(lines))
-
-    def do_create(self, args: dict[str, Any]) -> Outcome:
-        path = args.get("path")
-        rel = self.relative(path)
-        text = args.get("file_text") or ""
-        if not isinstance(text, str):
-            raise MemfsError("Error: 'file_text' must be a string")
-        ed = Editor(self.open_repo())
-        description, body = f"Memory block {ed.label(rel, 'path')}", text
-        if text.startswith("---"):
-            try:
-                parsed = memfile.parse(text)
-                description, body = parsed.description, parsed.body
-            except FrontmatterError:
-                pass
-        try:
-            out = ed.create(rel, description, body, self.reason(args, "create", path))
-        except AlreadyExists:
-            raise MemfsError(f"Error: File {path} already exists") from None
-        return self.result(out, f"File created successfully at: {path}")
-
-    def do_str_replace(self, args: dict[str, Any]) -> Outcome:
-        path = args.get("path")
-        rel = self.relative(path)
-        old, new = args.get("old_str"), args.get("new_str")
-        if new is None:
-            new = ""
-        try:
-            out = Editor(self.open_repo()).str_replace(rel, old, new, self.reason(args, "str_replace", path))
-        except OldStringNotFound:
-            raise MemfsError(f"No replacement was performed, old_str `{old}` did not appear verbatim "
-                             f"in {path}.") from None
-        except OldStringAmbiguous as exc:
-            raise MemfsError(f"No replacement was performed. Multiple occurrences of old_str `{old}` in "
-                             f"lines: {', '.join(map(str, exc.lines))}. Please ensure it is unique") from None
-        return self.result(out, "The memory file has been edited.")
-
-    def do_insert(self, args: dict[str, Any]) -> Outcome:
-        path = args.get("path")
-        rel = self.relative(path)
-        line = args.get("insert_line")
-        text = args.get("insert_text", args.get("new_str"))
-        try:
-            out = Editor(self.open_repo()).insert(rel, line, text, self.reason(args, "insert", path),
-                                                  after=True)
-        except InvalidLine as exc:
-            raise MemfsError(f"Error: Invalid `insert_line` parameter: {line}. It should be within the "
-                             f"range of lines of the file: [0, {exc.line_count}]") from None
-        return self.result(out, f"The file {path} has been edited.")
-
-    def do_delete(self, args: dict[str, Any]) -> Outcome:
-        path = args.get("path")
-        if isinstance(path, str) and path.strip().rstrip("/") == ROOT:
-            raise MemfsError(f"Error: cannot delete the {ROOT} directory itself")
-        rel = self.relative(path)
-        out = Editor(self.open_repo()).delete(rel, self.reason(args, "delete", path))
-        return self.result(out, f"Successfully deleted {path}")
-
-    def do_rename(self, args: dict[str, Any]) -> Outcome:
-        old, new = args.get("old_path"), args.get("new_path")
-        rel_old, rel_new = self.relative(old), self.relative(new)
-        try:
-            out = Editor(self.open_repo()).rename(rel_old, rel_new, self.reason(args, "rename", old))
-        except AlreadyExists:
-            raise MemfsError(f"Error: The destination {new} already exists") from None
-        return self.result(out, f"Successfully renamed {old} to {new}")
-
-    @staticmethod
-    def result(out: Outcome, message: str) -> Outcome:
-        out.message = message
-        return out
-
-
-def _size(path: str) -> str:
-    size = 4096 if os.path.isdir(path) else os.path.getsize(path)
-    for unit in ("", "K", "M", "G"):
-        if size < 1024 or unit == "G":
-            return f"{size}" if not unit else f"{size:.1f}{unit}"
-        size /= 1024
-    return str(size)
+        return AnthropicMemory(self.open_repo()).execute(args)
