@@ -1,0 +1,228 @@
+"""The MCP tools: one per memory operation, calling the operations in process.
+
+Every write needs a `reason` (the commit subject) and goes through `edit.editor` or
+`edit.patch` exactly as `git memory` does: the writer lock, the clean-tree check,
+validation by the shared rules, one commit. A result is structured content
+`{ok, message, commit, paths, ...}` plus the message as text; a refusal is an
+`isError` result whose text is the CLI's error message, and the repository is left
+as it was (the write path restores every path it touched).
+
+Models reach for other spellings of the arguments (Anthropic's `old_str`, Claude
+Code's `file_path`/`old_string`): each tool accepts those aliases too.
+"""
+from __future__ import annotations
+
+import os
+from typing import Annotated, Any, Callable
+
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.outcome import Outcome
+from gitmemfs.core.redact import mask_secrets, redact
+from gitmemfs.core.repo import Repo
+from gitmemfs.mcp.memories import Memories
+
+CACHE_FILE = "memory-descriptions.cache"  # the same file `git memory compile` keeps (cli/cmd_compile.py)
+
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
+
+Reason = Annotated[str | None, Field(description="Why this change is made, in one line; it becomes the commit "
+                                                 "subject (required)")]
+Path = Annotated[str | None, Field(description="Memory path, e.g. system/contacts.md (alias: file_path)")]
+FilePath = Annotated[str | None, Field(description="Alias of path")]
+Agent = Annotated[str | None, Field(description="Agent whose memory to use (only when the server serves "
+                                                "several, with --root)")]
+Rev = Annotated[str, Field(description="Commit to read: HEAD (default), HEAD~3, a commit id")]
+
+
+def ok(outcome: Outcome, *, payload: bool = False) -> CallToolResult:
+    data = outcome.as_dict()
+    text = mask_secrets(outcome.message) if payload else redact(outcome.message)
+    data["message"] = text
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def failed(exc: MemfsError) -> CallToolResult:
+    """The CLI's `error:` line as an isError result (with the diagnostic block, as --json has it)."""
+    message = redact(exc.message)
+    details = dict(exc.details)
+    block = details.pop("diagnostic", None)
+    if isinstance(block, str) and block.strip():
+        message += "\n" + redact(block)
+    data = {"ok": False, "error": message, "code": exc.code, **details}
+    return CallToolResult(content=[TextContent(type="text", text=message)], structured_content=data,
+                          is_error=True)
+
+
+def pick(*values: Any) -> Any:
+    """The first argument spelling that was given."""
+    for value in values:
+        if value is not None:
+            return value
+    return None
+
+
+class Tools:
+    """The tool functions over `memories`; `register(server)` adds them to an MCPServer.
+
+    `after_write` runs after every successful write (the server uses it to notify
+    subscribers without waiting for its HEAD watcher)."""
+
+    def __init__(self, memories: Memories, after_write: Callable[[], None] | None = None):
+        self.memories = memories
+        self.after_write = after_write
+
+    def run(self, agent: str | None, work: Callable[[Repo], Outcome], *, payload: bool = False,
+            write: bool = False) -> CallToolResult:
+        try:
+            outcome = work(self.memories.open(agent))
+        except MemfsError as exc:
+            return failed(exc)
+        except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary
+            return failed(MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)"))
+        if write and self.after_write is not None:
+            self.after_write()
+        return ok(outcome, payload=payload)
+
+    @staticmethod
+    def editor(repo: Repo):  # type: ignore[no-untyped-def]
+        from gitmemfs.edit.editor import Editor
+
+        return Editor(repo)
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def view(self, path: Path = None, view_range: Annotated[list[int] | None, Field(
+                 description="[first, last] body lines, numbered (last -1: to the end)")] = None,
+             line_numbers: Annotated[bool, Field(description="number the body lines (the numbers insert "
+                                                             "uses)")] = False,
+             file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
+        """Read a memory file as stored, or list a folder's files with their descriptions.
+        Use it before editing a file, and whenever the task needs something memory may hold."""
+        def work(repo: Repo) -> Outcome:
+            rng = None
+            if view_range is not None:
+                if len(view_range) != 2:
+                    raise UsageError("memory view: view_range takes [first, last], e.g. [1, 20] or [5, -1]")
+                rng = (int(view_range[0]), int(view_range[1]))
+            return self.editor(repo).view(pick(path, file_path), view_range=rng, numbered=line_numbers)
+        return self.run(agent, work, payload=True)
+
+    def tree(self, rev: Rev = "HEAD", agent: Agent = None) -> CallToolResult:
+        """The memory's files as a tree (folders first), as committed at `rev`."""
+        def work(repo: Repo) -> Outcome:
+            from gitmemfs.core import snapshot
+            from gitmemfs.view import tree
+
+            snap = snapshot.load(repo.root, rev)
+            rendered = tree.render(tree.for_snapshot(snap.files), **tree.limits({}))
+            return Outcome(rendered.text, extra={"revision": snap.revision, **rendered.as_dict()})
+        return self.run(agent, work, payload=True)
+
+    def compile(self, rev: Rev = "HEAD", agent: Agent = None) -> CallToolResult:
+        """The memory as it goes into an agent's system prompt (pinned system/ files in full,
+        an index of the others with their descriptions), as committed at `rev`."""
+        def work(repo: Repo) -> Outcome:
+            text, revision = compiled(repo, rev)
+            return Outcome(text, extra={"revision": revision})
+        return self.run(agent, work, payload=True)
+
+    # -- writes ---------------------------------------------------------------------------
+
+    def create(self, path: Path = None, description: Annotated[str | None, Field(
+                   description="One-line description of the file (its frontmatter)")] = None,
+               file_text: Annotated[str | None, Field(description="The body (no frontmatter)")] = None,
+               reason: Reason = None, file_path: FilePath = None,
+               content: Annotated[str | None, Field(description="Alias of file_text")] = None,
+               agent: Agent = None) -> CallToolResult:
+        """Create a memory file; fails if it exists. system/ files are pinned in the prompt."""
+        return self.run(agent, lambda repo: self.editor(repo).create(
+            pick(path, file_path), description, pick(file_text, content), reason), write=True)
+
+    def str_replace(self, path: Path = None,
+                    old_string: Annotated[str | None, Field(description="Exact text to find in the body; it "
+                                                                        "must match once (alias: old_str)")] = None,
+                    new_string: Annotated[str | None, Field(description="Replacement text, may be empty "
+                                                                        "(alias: new_str)")] = None,
+                    reason: Reason = None,
+                    replace_all: Annotated[bool, Field(description="Replace every occurrence")] = False,
+                    file_path: FilePath = None, old_str: Annotated[str | None, Field(description="Alias of "
+                                                                                              "old_string")] = None,
+                    new_str: Annotated[str | None, Field(description="Alias of new_string")] = None,
+                    agent: Agent = None) -> CallToolResult:
+        """Replace text in a memory file's body."""
+        return self.run(agent, lambda repo: self.editor(repo).str_replace(
+            pick(path, file_path), pick(old_string, old_str), pick(new_string, new_str), reason,
+            replace_all=replace_all), write=True)
+
+    def insert(self, path: Path = None,
+               insert_line: Annotated[int | None, Field(description="Body line the text starts at, "
+                                                                    "1-indexed (clamped to the end)")] = None,
+               insert_text: Annotated[str | None, Field(description="The lines to insert (alias: "
+                                                                    "new_str, text)")] = None,
+               reason: Reason = None, file_path: FilePath = None,
+               new_str: Annotated[str | None, Field(description="Alias of insert_text")] = None,
+               text: Annotated[str | None, Field(description="Alias of insert_text")] = None,
+               agent: Agent = None) -> CallToolResult:
+        """Insert lines into a memory file's body."""
+        return self.run(agent, lambda repo: self.editor(repo).insert(
+            pick(path, file_path), insert_line, pick(insert_text, new_str, text), reason), write=True)
+
+    def delete(self, path: Path = None, reason: Reason = None, file_path: FilePath = None,
+               agent: Agent = None) -> CallToolResult:
+        """Delete a memory file, or a folder and everything in it (path ending in /)."""
+        return self.run(agent, lambda repo: self.editor(repo).delete(pick(path, file_path), reason),
+                        write=True)
+
+    def rename(self, old_path: Annotated[str | None, Field(description="The file or folder to move")] = None,
+               new_path: Annotated[str | None, Field(description="Where to; must not exist")] = None,
+               reason: Reason = None, agent: Agent = None) -> CallToolResult:
+        """Move a memory file or folder."""
+        return self.run(agent, lambda repo: self.editor(repo).rename(old_path, new_path, reason), write=True)
+
+    def update_description(self, path: Path = None,
+                           description: Annotated[str | None, Field(description="The new one-line "
+                                                                                "description")] = None,
+                           reason: Reason = None, file_path: FilePath = None,
+                           agent: Agent = None) -> CallToolResult:
+        """Change a memory file's description (shown in the prompt's index)."""
+        return self.run(agent, lambda repo: self.editor(repo).update_description(
+            pick(path, file_path), description, reason), write=True)
+
+    def apply_patch(self, input: Annotated[str | None, Field(
+                        description="The patch: *** Begin Patch / *** Add File: | *** Update File: | "
+                                    "*** Delete File: ... / *** End Patch")] = None,
+                    reason: Reason = None,
+                    patch: Annotated[str | None, Field(description="Alias of input")] = None,
+                    agent: Agent = None) -> CallToolResult:
+        """Apply a multi-file patch (add, update, delete, move) as one commit."""
+        def work(repo: Repo) -> Outcome:
+            from gitmemfs.edit.patch import apply
+
+            reason_text, text = apply.check_args(reason, pick(input, patch))
+            return apply.apply(repo, text, reason_text)
+        return self.run(agent, work, write=True)
+
+    # -- registration ---------------------------------------------------------------------
+
+    def register(self, server: Any) -> None:
+        for fn, hints in ((self.view, READ), (self.tree, READ), (self.compile, READ),
+                                (self.create, WRITE), (self.str_replace, WRITE), (self.insert, WRITE),
+                                (self.delete, DESTROY), (self.rename, DESTROY),
+                                (self.update_description, WRITE), (self.apply_patch, WRITE)):
+            server.add_tool(fn, name=fn.__name__, annotations=hints, structured_output=False)
+
+
+def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
+    """(the prompt projection of `rev`, the commit it was built from)."""
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import compile as compiler
+
+    snap = snapshot.load(repo.root, rev)
+    projection, _ = compiler.project(snap, quote_path=repo.cfg_bool("core.quotePath", True),
+                                     cache=os.path.join(repo.common_dir, CACHE_FILE))
+    return projection.text, snap.revision
