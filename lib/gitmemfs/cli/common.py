@@ -81,6 +81,7 @@ def wants_json(argv: Sequence[str], always: Sequence[str] = ("call",)) -> bool:
 
 # Commands whose result is memory content (file text, the prompt, the tree).
 PAYLOAD_COMMANDS = ("view", "compile", "tree", "call")
+PAYLOAD_COMMANDS += ("search", "show", "diff")  # matched lines, a past file, its changes
 
 
 def print_json(obj: dict[str, Any], *, payload: bool = False) -> None:

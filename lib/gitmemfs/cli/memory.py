@@ -6,14 +6,19 @@ import sys
 from typing import Sequence
 
 from gitmemfs import __version__
-from gitmemfs.cli import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_mcp, cmd_remote, cmd_view
+from gitmemfs.cli import cmd_check, cmd_compile, cmd_edit, cmd_help, cmd_init, cmd_remote, cmd_view
 from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.repo import Repo, open_repo
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
 MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_help)
-MODULES += (cmd_mcp,)  # issue 14; the SDK is imported only when `mcp` runs
+from gitmemfs.cli import cmd_mcp  # noqa: E402 - its own lines, so parallel branches merge cleanly
+
+MODULES += (cmd_mcp,)  # git memory mcp; the SDK is imported only when it runs
+from gitmemfs.cli import cmd_history  # noqa: E402 - its own lines, so parallel branches merge cleanly
+
+MODULES += (cmd_history,)  # search, log, show, diff, undo, restore
 
 DESCRIPTION = """\
 Git-native long-term memory for agents. A memory repository holds Markdown files

@@ -97,7 +97,8 @@ class WriteSession:
                              details={"problems": [p.as_dict() for p in problems]})
 
     def commit(self, changes: Sequence[Change], *, op: str, reason: str,
-               paths: Sequence[str] | None = None, label: str | None = None) -> str:
+               paths: Sequence[str] | None = None, label: str | None = None,
+               trailers: Sequence[str] = ()) -> str:
         """Write, stage and commit `changes` as one commit; return its sha.
 
         `paths` are the affected paths named in trailers and output (default: the
@@ -123,7 +124,7 @@ class WriteSession:
                 else:
                     created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content)
             self.repo.git("add", "-A", "--", *literal(files))
-            message = commit_message(reason, op, paths or files)
+            message = commit_message(reason, op, paths or files, trailers)
             author = self.repo.author()
             args = (author.config() if author else []) + ["commit", "-q", "--no-edit",
                                                           "--cleanup=whitespace", "-F", "-", "--",
@@ -147,8 +148,9 @@ class WriteSession:
         return sha or ""
 
 
-def commit_message(reason: str, op: str, paths: Sequence[str]) -> str:
-    trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)]
+def commit_message(reason: str, op: str, paths: Sequence[str], extra: Sequence[str] = ()) -> str:
+    """`extra`: more trailers after the op and paths (undo's `Memory-Undoes: <sha>`)."""
+    trailers = [f"Memory-Op: {op}"] + [f"Memory-Path: {p}" for p in dict.fromkeys(paths)] + list(extra)
     return reason.strip() + "\n\n" + "\n".join(trailers) + "\n"
 
 

@@ -72,6 +72,10 @@ def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta") 
 
 
 def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome:
+    from gitmemfs.tools import history_calls  # search, log, show, diff, undo, restore
+
+    if args.get("command") in history_calls.COMMANDS:
+        return history_calls.call(args["command"], args, open_repo)  # type: ignore[no-any-return]
     require("memory", args, "command", "reason")
     reason = args["reason"]
     if not isinstance(reason, str) or not reason.strip():
