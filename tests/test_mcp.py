@@ -58,10 +58,10 @@ def test_lists_tools_resources_prompts_and_instructions(mem: Path) -> None:
     assert "reason" in instructions and "memory://compiled" in instructions
     by_name = {t.name: t for t in tools}
     assert set(by_name) >= {"view", "create", "str_replace", "insert", "delete", "rename", "update_description",
-                            "apply_patch", "tree", "compile"}
-    for name in ("view", "tree", "compile"):
+                            "apply_patch", "tree", "compile", "search", "log", "show", "diff", "undo", "restore"}
+    for name in ("view", "tree", "compile", "search", "log", "show", "diff"):
         assert by_name[name].annotations.read_only_hint is True
-    for name in ("delete", "rename"):
+    for name in ("delete", "rename", "undo"):
         assert by_name[name].annotations.destructive_hint is True
         assert by_name[name].annotations.read_only_hint is False
     assert by_name["create"].annotations.destructive_hint is False
@@ -132,6 +132,39 @@ def test_every_tool_over_stdio(mem: Path) -> None:
     assert text(out["ranged"]).splitlines()[0].split("\t")[1] == "Thomas: +1-555-0199"
     assert git("status", "--porcelain", cwd=mem).stdout == ""
     assert git("fsck", "--strict", cwd=mem).returncode == 0
+
+
+def test_history_tools_search_log_show_diff_undo_restore(mem: Path) -> None:
+    async def body(c: Client) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        edit = await c.call_tool("str_replace", {"path": "system/contacts.md", "old_string": "+1-555-0100",
+                                                 "new_string": "+1-555-0101", "reason": "Sarah's new number"})
+        out["edit"] = edit.structured_content["commit"]
+        out["search"] = await c.call_tool("search", {"query": "sarah"})
+        out["search_history"] = await c.call_tool("search", {"query": "0100", "history": True})
+        out["log"] = await c.call_tool("log", {"file_path": "system/contacts.md"})
+        out["show"] = await c.call_tool("show", {"path": "system/contacts.md@HEAD~1"})
+        out["diff"] = await c.call_tool("diff", {})
+        out["undo"] = await c.call_tool("undo", {"last": True, "reason": "wrong number after all"})
+        await c.call_tool("delete", {"path": "reference/history/a.md", "reason": "tidy"})
+        out["restore"] = await c.call_tool("restore", {"path": "reference/history/a.md", "rev": "HEAD~1",
+                                                       "reason": "still needed"})
+        out["undo_no_reason"] = await c.call_tool("undo", {"last": True})
+        return out
+
+    out = call(stdio(mem), body)
+    for name in ("search", "search_history", "log", "show", "diff", "undo", "restore"):
+        assert not out[name].is_error, (name, text(out[name]))
+    assert out["search"].structured_content["results"][0]["path"] == "system/contacts.md"
+    assert "0100" in text(out["search_history"])
+    assert "Sarah's new number" in text(out["log"])
+    assert "+1-555-0100" in text(out["show"])
+    assert "+1-555-0101" in text(out["diff"])
+    assert out["undo"].structured_content["undoes"] == out["edit"]
+    assert "+1-555-0100" in (mem / "system/contacts.md").read_text()
+    assert (mem / "reference/history/a.md").read_text() == memfile("History A", "alpha\n")
+    assert subject(mem) == "still needed"
+    assert out["undo_no_reason"].is_error and "reason" in text(out["undo_no_reason"])
 
 
 # -- refusals -------------------------------------------------------------------------------

@@ -39,8 +39,9 @@ Agent = Annotated[str | None, Field(description="Agent whose memory to use (only
 Rev = Annotated[str, Field(description="Commit to read: HEAD (default), HEAD~3, a commit id")]
 
 
-def ok(outcome: Outcome, *, payload: bool = False) -> CallToolResult:
-    data = outcome.as_dict()
+def ok(outcome: Any, *, payload: bool = False) -> CallToolResult:
+    """Any operation result (`.message`, `.as_dict()`) as structured content plus text."""
+    data = {"ok": True, **outcome.as_dict()}
     text = mask_secrets(outcome.message) if payload else redact(outcome.message)
     data["message"] = text
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
@@ -76,7 +77,7 @@ class Tools:
         self.memories = memories
         self.after_write = after_write
 
-    def run(self, agent: str | None, work: Callable[[Repo], Outcome], *, payload: bool = False,
+    def run(self, agent: str | None, work: Callable[[Repo], Any], *, payload: bool = False,
             write: bool = False) -> CallToolResult:
         try:
             outcome = work(self.memories.open(agent))
@@ -207,14 +208,113 @@ class Tools:
             return apply.apply(repo, text, reason_text)
         return self.run(agent, work, write=True)
 
+    # -- history (view/search.py, view/history.py, edit/undo.py) --------------------------
+
+    def search(self, query: Annotated[str | None, Field(description="Words or a phrase (literal, case-"
+                                                                    "insensitive unless it has a capital)")] = None,
+               paths: Annotated[list[str] | None, Field(description="Only under these files or folders")] = None,
+               regex: Annotated[bool, Field(description="query is a regular expression")] = False,
+               where: Annotated[str, Field(description="all, body, description or path")] = "all",
+               rev: Annotated[str | None, Field(description="Search the memory as it was at this commit")] = None,
+               history: Annotated[bool, Field(description="Search every past version too: finds deleted "
+                                                          "and overwritten facts")] = False,
+               limit: Annotated[int, Field(description="Files shown (default 20)")] = 20,
+               agent: Agent = None) -> CallToolResult:
+        """Search committed memory: matching lines under each file's description, pinned files
+        first, then by relevance."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.view.search import search
+
+            if not isinstance(query, str) or not query.strip():
+                raise MemfsError("memory search: 'query' must be a non-empty string")
+            return search(repo, query, paths or [], regex=regex, where=where, rev=rev, history=history,
+                          limit=limit)
+        return self.run(agent, work, payload=True)
+
+    def log(self, paths: Annotated[list[str] | None, Field(description="Only commits touching these "
+                                                                       "(one path is followed across renames)")] = None,
+            limit: Annotated[int | None, Field(description="At most this many commits")] = 20,
+            since: Annotated[str | None, Field(description="Newer than this ('2 weeks ago', 2026-01-31)")] = None,
+            op: Annotated[str | None, Field(description="Only this operation (str_replace, delete, undo, "
+                                                        "...)")] = None,
+            dreams: Annotated[bool, Field(description="Only dream merges")] = False,
+            file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
+        """The memory's commits: when, who (agent, human or dream), what and why (the reason)."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.view.history import log
+
+            chosen = paths if paths is not None else ([file_path] if file_path else [])
+            return log(repo, chosen, n=limit, since=since, op=op, dreams=dreams)
+        return self.run(agent, work, payload=True)
+
+    def show(self, path: Annotated[str | None, Field(description="Memory path, or PATH@REV")] = None,
+             rev: Annotated[str | None, Field(description="The commit (default HEAD)")] = None,
+             file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
+        """A memory file as it was at a commit."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.view.history import show
+
+            spec = pick(path, file_path)
+            if not isinstance(spec, str) or not spec.strip():
+                raise MemfsError("memory show: 'path' must be a non-empty string")
+            return show(repo, spec, rev)
+        return self.run(agent, work, payload=True)
+
+    def diff(self, rev: Annotated[str | None, Field(description="REV..REV, REV (to HEAD), or none (the "
+                                                                "last commit)")] = None,
+             paths: Annotated[list[str] | None, Field(description="Only these files or folders")] = None,
+             agent: Agent = None) -> CallToolResult:
+        """What changed between commits, frontmatter keys apart from body lines."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.view.history import diff
+
+            return diff(repo, rev, paths or [])
+        return self.run(agent, work, payload=True)
+
+    def undo(self, commit: Annotated[str | None, Field(description="The commit to take back (see log)")] = None,
+             last: Annotated[bool, Field(description="Take back the newest commit")] = False,
+             dream_id: Annotated[str | None, Field(description="Take back the merge of this dream")] = None,
+             reason: Reason = None,
+             dry_run: Annotated[bool, Field(description="Show the diff it would commit; change "
+                                                        "nothing")] = False,
+             agent: Agent = None) -> CallToolResult:
+        """Take back one commit, or a whole dream, as a new validated commit."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.edit.undo import undo
+
+            return undo(repo, commit, last=last, dream=dream_id, reason=reason, dry_run=dry_run)
+        return self.run(agent, work, write=not dry_run)
+
+    def restore(self, path: Path = None, rev: Annotated[str | None, Field(description="The commit to bring "
+                                                                                     "the file back from")] = None,
+                reason: Reason = None,
+                dry_run: Annotated[bool, Field(description="Show the diff; change nothing")] = False,
+                file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
+        """Bring back one file (also a deleted one) as it was at a commit."""
+        def work(repo: Repo) -> Any:
+            from gitmemfs.edit.undo import restore
+
+            spec = pick(path, file_path)
+            if not isinstance(spec, str) or not isinstance(rev, str) or not spec.strip() or not rev.strip():
+                raise MemfsError("memory restore: 'path' and 'rev' must be non-empty strings")
+            return restore(repo, spec, rev, reason, dry_run=dry_run)
+        return self.run(agent, work, write=not dry_run)
+
     # -- registration ---------------------------------------------------------------------
 
     def register(self, server: Any) -> None:
         for fn, hints in ((self.view, READ), (self.tree, READ), (self.compile, READ),
                                 (self.create, WRITE), (self.str_replace, WRITE), (self.insert, WRITE),
                                 (self.delete, DESTROY), (self.rename, DESTROY),
-                                (self.update_description, WRITE), (self.apply_patch, WRITE)):
+                                (self.update_description, WRITE), (self.apply_patch, WRITE),
+                                *self.history()):
             server.add_tool(fn, name=fn.__name__, annotations=hints, structured_output=False)
+
+
+    def history(self) -> list[tuple[Callable[..., CallToolResult], ToolAnnotations]]:
+        """The tools of `git memory search / log / show / diff / undo / restore`."""
+        return [(self.search, READ), (self.log, READ), (self.show, READ), (self.diff, READ),
+                (self.undo, DESTROY), (self.restore, WRITE)]
 
 
 def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
