@@ -489,3 +489,44 @@ def test_plain_git_memory_does_not_import_the_sdk(mem: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=mem, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(LIB)})
     assert proc.stdout.strip() == "False", proc.stderr
+
+
+def test_stdio_stdout_carries_only_protocol_messages(mem: Path) -> None:
+    """Raw JSON-RPC over the pipe: every line on stdout is a protocol message, even when a
+    write runs the installed hooks and a call fails; logs go to stderr."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create", "arguments": {
+            "path": "notes/raw.md", "description": "raw", "file_text": "raw\n", "reason": "raw pipe"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "view", "arguments": {
+            "path": "notes/missing.md"}}},
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "no_such_tool", "arguments": {}}},
+    ]
+    proc = subprocess.Popen(["git", "memory", "mcp"], cwd=mem, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    answers: dict[int, Any] = {}
+    try:
+        for request in requests:
+            proc.stdin.write(json.dumps(request) + "\n")
+            proc.stdin.flush()
+            if "id" not in request:
+                continue
+            while request["id"] not in answers:
+                line = proc.stdout.readline()
+                assert line, proc.stderr.read()
+                message = json.loads(line)  # anything else on stdout fails here
+                assert message["jsonrpc"] == "2.0"
+                if "id" in message:
+                    answers[message["id"]] = message
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=LIMIT)
+    assert answers[1]["result"]["serverInfo"]["name"] == "git-memory"
+    assert answers[2]["result"]["structuredContent"]["ok"] is True
+    assert subject(mem) == "raw pipe"
+    assert answers[3]["result"]["isError"] is True
+    assert "No such file" in answers[3]["result"]["content"][0]["text"]
+    assert "error" in answers[4] or answers[4]["result"]["isError"] is True
+    assert proc.stdout.read() == ""
