@@ -69,24 +69,18 @@ def pick(*values: Any) -> Any:
 
 class Tools:
     """The tool functions over `memories`; `register(server)` adds them to an MCPServer.
+    Subscribers hear of writes from the server's HEAD watcher, as of any other commit."""
 
-    `after_write` runs after every successful write (the server uses it to notify
-    subscribers without waiting for its HEAD watcher)."""
-
-    def __init__(self, memories: Memories, after_write: Callable[[], None] | None = None):
+    def __init__(self, memories: Memories):
         self.memories = memories
-        self.after_write = after_write
 
-    def run(self, agent: str | None, work: Callable[[Repo], Any], *, payload: bool = False,
-            write: bool = False) -> CallToolResult:
+    def run(self, agent: str | None, work: Callable[[Repo], Any], *, payload: bool = False) -> CallToolResult:
         try:
             outcome = work(self.memories.open(agent))
         except MemfsError as exc:
             return failed(exc)
         except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary
             return failed(MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)"))
-        if write and self.after_write is not None:
-            self.after_write()
         return ok(outcome, payload=payload)
 
     @staticmethod
@@ -142,7 +136,7 @@ class Tools:
                agent: Agent = None) -> CallToolResult:
         """Create a memory file; fails if it exists. system/ files are pinned in the prompt."""
         return self.run(agent, lambda repo: self.editor(repo).create(
-            pick(path, file_path), description, pick(file_text, content), reason), write=True)
+            pick(path, file_path), description, pick(file_text, content), reason))
 
     def str_replace(self, path: Path = None,
                     old_string: Annotated[str | None, Field(description="Exact text to find in the body; it "
@@ -158,7 +152,7 @@ class Tools:
         """Replace text in a memory file's body."""
         return self.run(agent, lambda repo: self.editor(repo).str_replace(
             pick(path, file_path), pick(old_string, old_str), pick(new_string, new_str), reason,
-            replace_all=replace_all), write=True)
+            replace_all=replace_all))
 
     def insert(self, path: Path = None,
                insert_line: Annotated[int | None, Field(description="Body line the text starts at, "
@@ -171,19 +165,18 @@ class Tools:
                agent: Agent = None) -> CallToolResult:
         """Insert lines into a memory file's body."""
         return self.run(agent, lambda repo: self.editor(repo).insert(
-            pick(path, file_path), insert_line, pick(insert_text, new_str, text), reason), write=True)
+            pick(path, file_path), insert_line, pick(insert_text, new_str, text), reason))
 
     def delete(self, path: Path = None, reason: Reason = None, file_path: FilePath = None,
                agent: Agent = None) -> CallToolResult:
         """Delete a memory file, or a folder and everything in it (path ending in /)."""
-        return self.run(agent, lambda repo: self.editor(repo).delete(pick(path, file_path), reason),
-                        write=True)
+        return self.run(agent, lambda repo: self.editor(repo).delete(pick(path, file_path), reason))
 
     def rename(self, old_path: Annotated[str | None, Field(description="The file or folder to move")] = None,
                new_path: Annotated[str | None, Field(description="Where to; must not exist")] = None,
                reason: Reason = None, agent: Agent = None) -> CallToolResult:
         """Move a memory file or folder."""
-        return self.run(agent, lambda repo: self.editor(repo).rename(old_path, new_path, reason), write=True)
+        return self.run(agent, lambda repo: self.editor(repo).rename(old_path, new_path, reason))
 
     def update_description(self, path: Path = None,
                            description: Annotated[str | None, Field(description="The new one-line "
@@ -192,7 +185,7 @@ class Tools:
                            agent: Agent = None) -> CallToolResult:
         """Change a memory file's description (shown in the prompt's index)."""
         return self.run(agent, lambda repo: self.editor(repo).update_description(
-            pick(path, file_path), description, reason), write=True)
+            pick(path, file_path), description, reason))
 
     def apply_patch(self, input: Annotated[str | None, Field(
                         description="The patch: *** Begin Patch / *** Add File: | *** Update File: | "
@@ -206,7 +199,7 @@ class Tools:
 
             reason_text, text = apply.check_args(reason, pick(input, patch))
             return apply.apply(repo, text, reason_text)
-        return self.run(agent, work, write=True)
+        return self.run(agent, work)
 
     # -- history (view/search.py, view/history.py, edit/undo.py) --------------------------
 
@@ -283,7 +276,7 @@ class Tools:
             from gitmemfs.edit.undo import undo
 
             return undo(repo, commit, last=last, dream=dream_id, reason=reason, dry_run=dry_run)
-        return self.run(agent, work, write=not dry_run)
+        return self.run(agent, work)
 
     def restore(self, path: Path = None, rev: Annotated[str | None, Field(description="The commit to bring "
                                                                                      "the file back from")] = None,
@@ -298,7 +291,7 @@ class Tools:
             if not isinstance(spec, str) or not isinstance(rev, str) or not spec.strip() or not rev.strip():
                 raise MemfsError("memory restore: 'path' and 'rev' must be non-empty strings")
             return restore(repo, spec, rev, reason, dry_run=dry_run)
-        return self.run(agent, work, write=not dry_run)
+        return self.run(agent, work)
 
     # -- registration ---------------------------------------------------------------------
 
