@@ -11,7 +11,7 @@ venv: $(STAMP)
 
 $(STAMP): setup.cfg pyproject.toml $(wildcard man/*.1)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp]'
 	@# An editable install skips data_files; put the man pages where `pip install .`
 	@# would, so `git memory --help` finds them with $(VENV)/bin on PATH.
 	mkdir -p $(VENV)/share/man/man1 && cp man/*.1 $(VENV)/share/man/man1/

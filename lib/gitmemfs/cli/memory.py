@@ -25,10 +25,8 @@ if TYPE_CHECKING:
     from typing import Sequence
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
-MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_admin, cmd_help)
-from gitmemfs.cli import cmd_history  # noqa: E402 - its own lines, so parallel branches merge cleanly
-
-MODULES += (cmd_history,)  # search, log, show, diff, undo, restore
+MODULES = (cmd_edit, cmd_view, cmd_history, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_admin,
+           cmd_mcp, cmd_help)
 
 DESCRIPTION = """\
 Git-native long-term memory for agents. A memory repository holds Markdown files

@@ -1,0 +1,80 @@
+"""`git memory mcp`: serve the memory over MCP, and write clients' configuration."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from gitmemfs.cli.common import Report
+from gitmemfs.core.errors import EnvironmentProblem
+
+EXTRA = "git-memfs[mcp]"
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "mcp", parents=[common], help="serve the memory to agents over MCP (Model Context Protocol)",
+        description="Serve the memory as an MCP server: tools for every memory operation (each write "
+                    "needs a reason), memory:// resources with change notifications, and prompts. Over "
+                    "stdio by default; --http serves streamable HTTP on 127.0.0.1. Needs the optional "
+                    f"extra: pip install '{EXTRA}'. `git memory mcp install CLIENT` configures a client.")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
+    p.add_argument("--root", metavar="DIR",
+                   help="serve every agent's memory under DIR (DIR/<agent>[/memory]); calls name the agent")
+    inner = p.add_subparsers(dest="mcp_command", metavar="install")
+    q = inner.add_parser("install", parents=[common], help="write an MCP client's configuration",
+                         description="Add this memory as an MCP server to a client's configuration and "
+                                     "print what was written: claude-code (.mcp.json, or ~/.claude.json "
+                                     "with --scope user), codex (~/.codex/config.toml, or "
+                                     ".codex/config.toml with --scope project), json (print a snippet).")
+    q.add_argument("client", choices=("claude-code", "codex", "json"), metavar="CLIENT",
+                   help="claude-code, codex or json")
+    q.add_argument("--scope", choices=("user", "project"), help="where to write (default: project for "
+                                                                "claude-code, user for codex)")
+    q.add_argument("--name", default="memory", help="the server's name in the client (default memory)")
+    q.add_argument("--root", metavar="DIR", dest="install_root", help="configure a --root DIR server")
+    q.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
+    p.set_defaults(func=do_mcp)
+
+
+def _require_sdk() -> None:
+    if sys.version_info < (3, 10):
+        raise EnvironmentProblem(f"mcp: the MCP server needs Python 3.10 or newer (this is "
+                                 f"{sys.version_info[0]}.{sys.version_info[1]})")
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        raise EnvironmentProblem(f"mcp: the MCP SDK is not installed; pip install '{EXTRA}'") from None
+
+
+def do_mcp(args: argparse.Namespace, ctx: Any) -> Report:
+    if args.mcp_command == "install":
+        return do_install(args, ctx)
+    _require_sdk()
+    from gitmemfs.mcp import server
+
+    server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port)
+    return Report("")
+
+
+def do_install(args: argparse.Namespace, ctx: Any) -> Report:
+    from gitmemfs.mcp import install
+
+    root = args.install_root
+    memory_dir = None if root else ctx.repo().root
+    command = install.server_command(memory_dir, root)
+    scope = args.scope or ("project" if args.client == "claude-code" else "user")
+    plan = install.plan(args.client, scope, args.name, command, cwd=os.getcwd(),
+                        home=os.path.expanduser("~"))
+    if not args.dry_run:
+        install.write(plan)
+    verb = "would write" if args.dry_run else "wrote"
+    head = f"{verb} {plan.path}:\n" if plan.path else ""
+    note = f"\n({plan.note})" if plan.note else ""
+    return Report(head + plan.text.rstrip("\n") + note,
+                  {"client": args.client, "scope": scope, "path": plan.path, "written": bool(plan.path) and
+                   not args.dry_run, "content": plan.text, "command": command})

@@ -1,0 +1,92 @@
+"""Which memory repository a call works on.
+
+One repository (resolved as the CLI does: --memory-dir, $MEMORY_DIR, $AGENT_ID, the
+current work tree) or, with --root DIR, the repository of the agent a call names:
+DIR/<agent>/memory when that exists (a Letta home's agents/ folder), else DIR/<agent>.
+
+Every call opens its repository afresh (a new Repo object, so the writer lock's
+descriptors never cross threads); only the location and the config are reused, and
+the config is read again whenever a config file changes.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+from gitmemfs.core.errors import MemfsError, UsageError
+from gitmemfs.core.repo import Repo, open_repo, read_config
+
+_AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+class Memories:
+    def __init__(self, memory_dir: str | None = None, root: str | None = None):
+        self.memory_dir = memory_dir
+        self.root = os.path.abspath(os.path.expanduser(root)) if root else None
+        self._cache: dict[str, tuple[Repo, tuple[float, ...]]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def multi(self) -> bool:
+        return self.root is not None
+
+    def agents(self) -> list[str]:
+        """The agents under --root that have a memory repository."""
+        if self.root is None:
+            return []
+        out = []
+        for name in sorted(os.listdir(self.root)):
+            if _AGENT.match(name) and (os.path.isdir(os.path.join(self.root, name, "memory", ".git"))
+                                       or os.path.exists(os.path.join(self.root, name, ".git"))):
+                out.append(name)
+        return out
+
+    def location(self, agent: str | None) -> str | None:
+        """The directory to open (None: the CLI's own resolution)."""
+        if self.root is None:
+            if agent:
+                raise UsageError("memory: 'agent' is only accepted when the server runs with --root DIR")
+            return self.memory_dir
+        if not agent:
+            raise UsageError(f"memory: name the agent whose memory to use ('agent'); this server serves "
+                             f"every agent under {self.root}")
+        if not isinstance(agent, str) or not _AGENT.match(agent):
+            raise UsageError(f"memory: invalid agent id {agent!r}; use letters, digits, '.', '_' and '-'")
+        nested = os.path.join(self.root, agent, "memory")
+        path = nested if os.path.isdir(nested) else os.path.join(self.root, agent)
+        if not os.path.isdir(path):
+            raise MemfsError(f"memory: no memory repository for agent {agent} under {self.root}; "
+                             f"run git memory init {path}")
+        return path
+
+    def open(self, agent: str | None = None) -> Repo:
+        where = self.location(agent)
+        key = where or ""
+        with self._lock:
+            cached = self._cache.get(key)
+        if cached is not None:
+            repo, stamp = cached
+            if _stamp(repo) == stamp and os.path.isdir(repo.root):
+                return Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))
+        repo = open_repo(where)
+        stamp = _stamp(repo)
+        repo.config = read_config(repo.root)  # read after the stamp: a change in between shows next call
+        with self._lock:
+            self._cache[key] = (repo, stamp)
+        return Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))
+
+
+def _stamp(repo: Repo) -> tuple[float, ...]:
+    """Modification times of every config file git would read for this repository."""
+    files = [os.path.join(repo.common_dir, "config"), os.path.join(repo.git_dir, "config.worktree"),
+             os.environ.get("GIT_CONFIG_GLOBAL") or os.path.expanduser("~/.gitconfig"),
+             os.path.join(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"), "git", "config")]
+    out = []
+    for path in files:
+        try:
+            st = os.stat(path)
+            out.append(st.st_mtime_ns + st.st_size)
+        except OSError:
+            out.append(-1)
+    return tuple(out)
