@@ -20,7 +20,18 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a compile -d 'print the sy
 complete -c git-memory -f -n '__fish_use_subcommand' -a tree -d 'print the memory tree with its caps'
 complete -c git-memory -f -n '__fish_use_subcommand' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings in effect here, and where each comes from'
+complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
+complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
+complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: matching lines, ranked'
+complete -c git-memory -f -n '__fish_use_subcommand' -a log -d 'the memory\'s commits: when, who, what and why'
+complete -c git-memory -f -n '__fish_use_subcommand' -a show -d 'a memory file as it was at a revision'
+complete -c git-memory -f -n '__fish_use_subcommand' -a diff -d 'what changed, frontmatter and body apart'
+complete -c git-memory -f -n '__fish_use_subcommand' -a undo -d 'take back one commit or a whole dream, as a new commit'
+complete -c git-memory -f -n '__fish_use_subcommand' -a restore -d 'bring back one file as it was at a revision'
 complete -c git-memory -n '__fish_use_subcommand' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_use_subcommand' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_use_subcommand' -l json -d 'print one JSON object on stdout, errors included'
@@ -87,6 +98,8 @@ complete -c git-memory -n '__fish_seen_subcommand_from init' -s q -l quiet -d 'p
 complete -c git-memory -n '__fish_seen_subcommand_from init' -l agent-id -d 'record memory.agentId (the commit author)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from init' -l agent-name -d 'record memory.agentName' -r
 complete -c git-memory -n '__fish_seen_subcommand_from init' -l remote -d 'add URL as remote origin' -r
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l layout -d 'repository layout: letta (system/ folder, the default), letta-root (a root MEMORY.md index, current Letta) or plain (files as named, no required frontmatter; recorded as memory.layout)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from init' -l personality -d 'seed the persona and human files from a personality (git memory personality list)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from check' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l json -d 'print one JSON object on stdout, errors included'
@@ -142,10 +155,78 @@ complete -c git-memory -n '__fish_seen_subcommand_from config' -s h -l help -d '
 complete -c git-memory -n '__fish_seen_subcommand_from config' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from config' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from config' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l http -d 'serve streamable HTTP instead of stdio'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l in -d 'where to look (default: all)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l rev -d 'search the memory as it was at REV' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l history -d 'search every past version too: finds deleted and overwritten facts'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l limit -d 'files shown (default 20)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from log' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from log' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from log' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from log' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from log' -s n -l max-count -d 'at most N commits' -r
+complete -c git-memory -n '__fish_seen_subcommand_from log' -l since -d 'commits newer than DATE (\'2 weeks ago\', 2026-01-31)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from log' -l op -d 'only this operation (str_replace, delete, undo, ...)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from log' -l dreams -d 'only dream merges, with their ids and the commits they merged'
+complete -c git-memory -n '__fish_seen_subcommand_from show' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from show' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from show' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from show' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from show' -l rev -r
+complete -c git-memory -n '__fish_seen_subcommand_from diff' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from diff' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from diff' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from diff' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -l last -d 'the newest commit (HEAD)'
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -l dream -d 'the merge of dream ID (git memory log --dreams)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from undo' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -l rev -r
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a create -d 'create a memory file (fails if it exists)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str-replace -d ''
@@ -167,7 +248,18 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a compile -d 'print 
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tree -d 'print the memory tree with its caps'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the settings in effect here, and where each comes from'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: matching lines, ranked'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a log -d 'the memory\'s commits: when, who, what and why'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a show -d 'a memory file as it was at a revision'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a diff -d 'what changed, frontmatter and body apart'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a undo -d 'take back one commit or a whole dream, as a new commit'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a restore -d 'bring back one file as it was at a revision'
 complete -c git -n '__fish_seen_subcommand_from memory' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from memory' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from memory' -l json -d 'print one JSON object on stdout, errors included'
@@ -234,6 +326,8 @@ complete -c git -n '__fish_seen_subcommand_from init' -s q -l quiet -d 'print no
 complete -c git -n '__fish_seen_subcommand_from init' -l agent-id -d 'record memory.agentId (the commit author)' -r
 complete -c git -n '__fish_seen_subcommand_from init' -l agent-name -d 'record memory.agentName' -r
 complete -c git -n '__fish_seen_subcommand_from init' -l remote -d 'add URL as remote origin' -r
+complete -c git -n '__fish_seen_subcommand_from init' -l layout -d 'repository layout: letta (system/ folder, the default), letta-root (a root MEMORY.md index, current Letta) or plain (files as named, no required frontmatter; recorded as memory.layout)' -r
+complete -c git -n '__fish_seen_subcommand_from init' -l personality -d 'seed the persona and human files from a personality (git memory personality list)' -r
 complete -c git -n '__fish_seen_subcommand_from check' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from check' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from check' -l json -d 'print one JSON object on stdout, errors included'
@@ -289,7 +383,75 @@ complete -c git -n '__fish_seen_subcommand_from config' -s h -l help -d 'show th
 complete -c git -n '__fish_seen_subcommand_from config' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from config' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from config' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from protect' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from protect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
 complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from mcp' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from mcp' -l http -d 'serve streamable HTTP instead of stdio'
+complete -c git -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from search' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression'
+complete -c git -n '__fish_seen_subcommand_from search' -l in -d 'where to look (default: all)' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l rev -d 'search the memory as it was at REV' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l history -d 'search every past version too: finds deleted and overwritten facts'
+complete -c git -n '__fish_seen_subcommand_from search' -l limit -d 'files shown (default 20)' -r
+complete -c git -n '__fish_seen_subcommand_from log' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from log' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from log' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from log' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from log' -s n -l max-count -d 'at most N commits' -r
+complete -c git -n '__fish_seen_subcommand_from log' -l since -d 'commits newer than DATE (\'2 weeks ago\', 2026-01-31)' -r
+complete -c git -n '__fish_seen_subcommand_from log' -l op -d 'only this operation (str_replace, delete, undo, ...)' -r
+complete -c git -n '__fish_seen_subcommand_from log' -l dreams -d 'only dream merges, with their ids and the commits they merged'
+complete -c git -n '__fish_seen_subcommand_from show' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from show' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from show' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from show' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from show' -l rev -r
+complete -c git -n '__fish_seen_subcommand_from diff' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from diff' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from diff' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from diff' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from undo' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from undo' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from undo' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from undo' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from undo' -l last -d 'the newest commit (HEAD)'
+complete -c git -n '__fish_seen_subcommand_from undo' -l dream -d 'the merge of dream ID (git memory log --dreams)' -r
+complete -c git -n '__fish_seen_subcommand_from undo' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from undo' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git -n '__fish_seen_subcommand_from restore' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from restore' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from restore' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from restore' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from restore' -l rev -r
+complete -c git -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
+complete -c git -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'

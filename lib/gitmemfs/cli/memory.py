@@ -12,7 +12,9 @@ from gitmemfs.cli import (
     cmd_config,
     cmd_edit,
     cmd_help,
+    cmd_history,
     cmd_init,
+    cmd_mcp,
     cmd_remote,
     cmd_view,
 )
@@ -25,8 +27,8 @@ if TYPE_CHECKING:
     from typing import Sequence
 
 # Each module adds its subcommands; order is the order of `git memory -h`.
-MODULES = (cmd_edit, cmd_view, cmd_history, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_admin,
-           cmd_mcp, cmd_help)
+MODULES = (cmd_edit, cmd_view, cmd_init, cmd_check, cmd_remote, cmd_compile, cmd_config, cmd_admin, cmd_help,
+           cmd_mcp, cmd_history)
 
 DESCRIPTION = """\
 Git-native long-term memory for agents. A memory repository holds Markdown files
