@@ -158,7 +158,7 @@ def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) 
 @pytest.mark.parametrize("cmd,argv,expect", [
     ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
     ("memory", ["creat", "x"], "did you mean 'create'?"),
-    ("memory", ["log"], "plain git does it here: git log"),
+    ("memory", ["grep", "x"], "plain git does it here: git grep"),
     ("memory", ["revert", "HEAD"], "plain git does it here: git revert COMMIT"),
     ("dream", ["shwo", "1"], "unknown command 'shwo'; did you mean 'show'?"),
     ("memory-patch", ["-m", "r", "--jsn", "-"], "unrecognized arguments: --jsn"),

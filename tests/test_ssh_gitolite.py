@@ -117,7 +117,6 @@ def test_no_verify_commit_that_breaks_a_rule_is_refused_at_push(server: SshGitol
     assert server_ref(server, name) == before
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue-12a")
 def test_replace_ref_attack_is_refused_at_push(server: SshGitolite, repo: Path) -> None:
     """First push refs/replace/BAD -> GOOD2 (a clean commit), then push BAD to main: a gate
     that honoured replacements would judge GOOD2 in BAD's place. Every git we run has
@@ -143,7 +142,6 @@ def test_replace_ref_attack_is_refused_at_push(server: SshGitolite, repo: Path) 
     assert server_ref(server, name) == good, "the bad commit never reaches main"
 
 
-@pytest.mark.xfail(strict=True, reason="needs issue-12a")
 def test_gitlink_attack_is_refused_at_push(server: SshGitolite, repo: Path) -> None:
     name, user = new_repo(server)
     use_key(server, user)

@@ -70,6 +70,8 @@ def register_secret(value: str | None, *, basic_user: str | None = None) -> None
 
 def url_has_password(url: str) -> bool:
     """Whether `url` carries a password by our rule (any character, up to the last '@')."""
+    import re  # not on the hook path: only remotes ask this
+
     return re.match(URL_PASSWORD, url.strip()) is not None
 
 

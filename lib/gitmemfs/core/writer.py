@@ -164,10 +164,13 @@ class WriteSession:
                 self.repo, files, new_files=any(olds[f] is None for f in files),
                 author=author.config() if author else [], message=message)
             if result.code != 0:
-                if self.repo.git("diff", "--cached", "--quiet", "--", *literal(files),
-                                 check=False).code == 0 and self.repo.head() == head:
+                failed = GitError(result.argv, result.code, result.raw, result.err_raw)
+                # A held lock or a full disk also leaves nothing staged: say that, not "no change".
+                if (_held_git_lock(failed) is None and not oserrors.classify(failed, self.repo.git_dir)
+                        and self.repo.git("diff", "--cached", "--quiet", "--", *literal(files),
+                                          check=False).code == 0 and self.repo.head() == head):
                     raise MemfsError(no_effect)
-                raise GitError(result.argv, result.code, result.raw, result.err_raw)
+                raise failed
         except BaseException as exc:
             try:
                 restore(self.repo, olds, created_dirs, strict=True)
