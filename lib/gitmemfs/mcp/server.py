@@ -30,6 +30,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import EmptyResult, Resource, ResourceTemplate, SubscribeRequestParams, UnsubscribeRequestParams
 
 from gitmemfs import __version__
+from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.redact import redact
 from gitmemfs.mcp import prompts, resources
@@ -196,6 +197,8 @@ def is_loopback(host: str) -> bool:
 def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: str = "127.0.0.1",
         port: int = 8765) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
+    for var in approval.VARS:  # an agent's call approves nothing, whoever started the server
+        os.environ.pop(var, None)
     memories = Memories(memory_dir, root)
     if root is None:
         memories.open()  # a wrong --memory-dir fails now, with the CLI's message, not on the first call
