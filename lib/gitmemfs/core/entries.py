@@ -26,9 +26,21 @@ GITLINK = "160000"
 _HFS_IGNORED = re.compile("[\u200c\u200d\u200e\u200f\u202a-\u202e\u206a-\u206f\ufeff]")
 # NTFS drops trailing dots and spaces and reads `name:stream` as `name`.
 _NTFS_TAIL = re.compile(r"[. ]+$")
-# 8.3 short names git's fsck knows: git~1, and .gitmodules & co. (gitmod~1..4 or
-# the hashed fallback gi7eba~1..9).
-_SHORT = re.compile(r"^(?:git~1|(?:gitmod|gitatt|gitign|mailma)~[1-4]|(?:gi7eba|gi7d29|gi250a|maba30)~[1-9])$")
+
+
+def _short_names() -> re.Pattern[str]:
+    """8.3 short names git's fsck knows (is_ntfs_dotgit, is_ntfs_dot_generic): `git~1`;
+    a control file's first six letters and ~1..~4; or its hashed fallback, whose
+    first eight characters are a prefix of the hash, `~`, and digits."""
+    alts = ["git~1"]
+    for needle, fallback in (("gitmodules", "gi7eba"), ("gitattributes", "gi7d29"),
+                             ("gitignore", "gi250a"), ("mailmap", "maba30")):
+        alts.append(needle[:6] + "~[1-4]")
+        alts += [fallback[:k] + "~[1-9][0-9]{%d}" % (6 - k) for k in range(7)]
+    return re.compile("^(?:" + "|".join(alts) + ")[. ]*$")
+
+
+_SHORT = _short_names()
 _CONTROL = (".gitattributes", ".gitmodules", ".mailmap")
 
 GITLINK_PROBLEM = "is a gitlink (a submodule entry); memory paths must be regular files"
