@@ -36,7 +36,7 @@ def _short_names() -> re.Pattern[str]:
     for needle, fallback in (("gitmodules", "gi7eba"), ("gitattributes", "gi7d29"),
                              ("gitignore", "gi250a"), ("mailmap", "maba30")):
         alts.append(needle[:6] + "~[1-4]")
-        alts += [fallback[:k] + "~[1-9][0-9]{%d}" % (6 - k) for k in range(7)]
+        alts += [fallback[:k] + f"~[1-9][0-9]{{{6 - k}}}" for k in range(7)]
     return re.compile("^(?:" + "|".join(alts) + ")[. ]*$")
 
 
