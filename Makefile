@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint install clean
+.PHONY: venv test demo bench man completion lint install clean fuzz
 
 venv: $(STAMP)
 
@@ -47,3 +47,8 @@ install:
 
 clean:
 	rm -rf $(VENV) build dist lib/*.egg-info
+
+# Property-based attacks on the gates: >= 100,000 examples (3 pure properties x 34,000),
+# prints {"examples": N, "escapes": 0, ...}.
+fuzz: venv
+	GIT_MEMFS_FUZZ=34000 GIT_MEMFS_FUZZ_E2E=20 PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -s -n 0 tests/test_fuzz_gate.py

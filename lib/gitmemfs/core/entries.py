@@ -23,11 +23,32 @@ GITLINK = "160000"
 # Code points HFS+ ignores when it compares names (git's utf8.c, next_hfs_char).
 _HFS_IGNORED = dict.fromkeys([0x200c, 0x200d, 0x200e, 0x200f, *range(0x202a, 0x202f),
                               *range(0x206a, 0x2070), 0xfeff])
-# 8.3 short names git's fsck knows: git~1, and .gitmodules & co. (gitmod~1..4 or
-# the hashed fallback gi7eba~1..9).
-_SHORT = frozenset(["git~1"]
-                   + [f"{stem}~{n}" for stem in ("gitmod", "gitatt", "gitign", "mailma") for n in "1234"]
-                   + [f"{stem}~{n}" for stem in ("gi7eba", "gi7d29", "gi250a", "maba30") for n in "123456789"])
+_DIGITS = "0123456789"
+# The control files and their hashed 8.3 fallbacks (git's is_ntfs_dot_generic).
+_SHORT_STEMS = (("gitmodules", "gi7eba"), ("gitattributes", "gi7d29"), ("gitignore", "gi250a"),
+                ("mailmap", "maba30"))
+
+
+def _is_short_name(name: str) -> bool:
+    """8.3 short names git's fsck knows (is_ntfs_dotgit, is_ntfs_dot_generic): `git~1`;
+    a control file's first six letters and ~1..~4; or its hashed fallback, whose eight
+    characters are a prefix of the hash, `~`, a digit 1-9 and more digits. Written
+    without `re`, which the hook path never imports."""
+    name = name.rstrip(". ")
+    if name == "git~1":
+        return True
+    if len(name) != 8 or "~" not in name:
+        return False
+    cut = name.index("~")
+    tail = name[cut + 1:]
+    if not tail or tail[0] not in "123456789" or any(c not in _DIGITS for c in tail):
+        return False
+    for needle, fallback in _SHORT_STEMS:
+        if cut == 6 and name[:6] == needle[:6] and tail in "1234" and len(tail) == 1:
+            return True
+        if cut <= 6 and fallback.startswith(name[:cut]):
+            return True
+    return False
 _CONTROL = (".gitattributes", ".gitmodules", ".mailmap")
 
 GITLINK_PROBLEM = "is a gitlink (a submodule entry); memory paths must be regular files"
@@ -59,7 +80,7 @@ def name_problem(path: str) -> str | None:
         if is_dotgit(component):
             return (f"has a path component {component!r} that git reads as .git on some systems; "
                     "git's fsck refuses such trees")
-        if fold(component) in _SHORT:
+        if _is_short_name(fold(component)):
             return (f"has a path component {component!r} that is a Windows short name of a git "
                     "control file; git's fsck refuses such trees")
         if component[-1] in ". ":
