@@ -352,3 +352,17 @@ def test_cli_call_in_a_letta_repo_keeps_frontmatter(repo: Path) -> None:
     assert (repo / "todo.txt.md").read_text().startswith("---\ndescription: Memory block todo.txt\n---\n")
     (repo / "stray.txt").write_text("untracked elsewhere does not block the Anthropic schema")
     assert call({"command": "delete", "path": f"{M}/todo.txt"})["ok"] and not (repo / "todo.txt.md").exists()
+
+
+def test_the_sdks_tool_runner_drives_our_tool_offline(tmp_path: Path) -> None:
+    """examples/anthropic_tool_runner.py: the SDK's own loop, a scripted model over a mock
+    transport, our class as the memory tool: the file lands, the view answers, one commit."""
+    example = Path(__file__).resolve().parent.parent / "examples" / "anthropic_tool_runner.py"
+    proc = subprocess.run([sys.executable, str(example), str(tmp_path / "m")], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "model: Noted: short answers, UTC." in proc.stdout
+    assert "     1\\tPrefers short answers." in proc.stdout  # the view result the model was sent
+    assert (tmp_path / "m" / "memories" / "preferences.txt").read_text() == "Prefers short answers.\nWorks in UTC.\n"
+    subjects = git("log", "--format=%s", cwd=tmp_path / "m" / "memories").stdout.splitlines()
+    assert subjects == ["remember the user's preferences"]  # one commit for the one change
