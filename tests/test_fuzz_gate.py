@@ -272,7 +272,6 @@ E2E_SEGS = [".git", ".GIT", ".git\u200c", "git~1", "link_git", "..", "system", "
             "x.md", "\u00e9", "a" * 250, "gitmod~1", "%2e%2e", ".", "link_out", "x. "]
 
 
-@pytest.mark.skip(reason="unfinished: the .git-listing comparison flags a refused call (cause not yet found)")
 @slow
 @given(st.lists(st.sampled_from(E2E_SEGS), min_size=1, max_size=4).map("/".join),
        st.sampled_from(["letta", "anthropic", "cli", "patch"]))
@@ -302,7 +301,7 @@ def test_fuzz_paths_through_every_write_entry_point(tmp_path_factory: pytest.Tem
     after = _outside_state(repo)
     names = git("ls-tree", "-r", "-z", "--name-only", "HEAD", cwd=repo).stdout.split("\0")
     bad = [n for n in names if n and entries.name_problem(n)]
-    escaped("e2e-paths", after == before and not bad and git("fsck", "-q", cwd=repo, check=False).returncode == 0,
+    escaped("e2e-paths", after == before and not bad and git("fsck", "--no-progress", cwd=repo, check=False).returncode == 0,
             (rel, entry, proc.stdout, proc.stderr, bad))
 
 
