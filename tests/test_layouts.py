@@ -141,6 +141,52 @@ def test_create_writes_the_root_layout_shape(rootrepo: Path) -> None:
     assert memory("check", "--all", cwd=rootrepo).returncode == 0
 
 
+
+def test_plain_memory_through_a_server_gate_that_knows_the_layout(plainrepo: Path, tmp_path: Path) -> None:
+    """A bare server cannot see the client's git config: `hooks install --layout plain` tells it."""
+    server = tmp_path / "server.git"
+    git("init", "-q", "--bare", str(server), cwd=tmp_path)
+    write(plainrepo, "rules.txt", "---\nread_only: true\n---\nnever share secrets\n")
+    commit_all(plainrepo, "a person adds a protected file")
+    git("push", "-q", str(server), "main", cwd=plainrepo)  # before the server has hooks
+    proc = memory("hooks", "install", "--layout", "plain", cwd=server)
+    assert proc.returncode == 0 and "Layout: plain" in proc.stdout, proc.stdout + proc.stderr
+    assert git("config", "--get", "memory.layout", cwd=server).stdout.strip() == "plain"
+
+    write(plainrepo, "notes.txt", "no frontmatter\n")
+    write(plainrepo, "projects/alpha/todo.md", "- ship it\n")
+    committed(plainrepo, "plain text notes")
+    assert git("push", "-q", str(server), "main", cwd=plainrepo, check=False).returncode == 0
+    good = head(plainrepo)
+    for rel, data, problem in [("a.bin", b"a\0b", "a.bin: contains NUL bytes"),
+                               ("rules.txt", b"---\nread_only: true\n---\nshare everything\n",
+                                "rules.txt: file is read_only and cannot be modified")]:
+        write(plainrepo, rel, data)
+        git("add", "-A", cwd=plainrepo)
+        git("commit", "-q", "--no-verify", "-m", "bypass", cwd=plainrepo)
+        push = git("push", str(server), "main", cwd=plainrepo, check=False)
+        assert push.returncode != 0 and problem in push.stderr, push.stderr
+        assert git("rev-parse", "main", cwd=server).stdout.strip() == good
+        git("reset", "-q", "--hard", good, cwd=plainrepo)
+
+    proc = memory("hooks", "install", "--layout", "letta", cwd=server)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: hooks: this repository's memory.layout is "
+                                                           "plain, not letta"), proc.stderr
+    assert git("config", "--get", "memory.layout", cwd=server).stdout.strip() == "plain"
+
+
+def test_compile_and_tree_show_plain_files_as_named(plainrepo: Path) -> None:
+    write(plainrepo, "notes.txt", "remember the milk\n")
+    write(plainrepo, "projects/alpha/todo", "- ship it\n")
+    committed(plainrepo, "notes")
+    tree = memory("tree", cwd=plainrepo)
+    assert tree.returncode == 0 and tree.stdout == (
+        "/memory/\n├── projects/\n│   └── alpha/\n│       └── todo\n└── notes.txt\n"), tree.stdout
+    data = json.loads(memory("compile", "--json", cwd=plainrepo).stdout)
+    assert data["layout"] == "plain"
+    text = memory("compile", cwd=plainrepo).stdout
+    assert "notes.txt" in text and "projects/" in text and "todo" in text, text
+
 # -- letta-root -----------------------------------------------------------------------
 
 def test_root_layout_valid_commits_pass(rootrepo: Path) -> None:

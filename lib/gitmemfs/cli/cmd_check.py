@@ -51,6 +51,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     hi.add_argument("--force", action="store_true",
                     help="install even over a foreign hook (kept as <hook>.local and chained) or into a "
                          "core.hooksPath from your global config")
+    hi.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+                    help="record the memory layout the hooks judge by (memory.layout); a server "
+                         "repository has no other way to know a plain memory is pushed to it")
     hi.set_defaults(func=do_hooks_install)
     hs = hsub.add_parser("status", parents=[common], help="say whether the hooks will run here (default)",
                          description="Say whether the hooks will run here.")
@@ -131,8 +134,16 @@ def _hooks_place(ctx: Any) -> hooks.Place:
 def do_hooks_install(args: argparse.Namespace, ctx: Any) -> Report:
     from gitmemfs.gate import hooks
 
-    done = hooks.install(_hooks_place(ctx), force=args.force)
-    return Report(done.message(), done.as_dict())
+    where = _hooks_place(ctx)
+    if args.layout:
+        hooks.record_layout(where, args.layout)
+    done = hooks.install(where, force=args.force)
+    info = done.as_dict()
+    message = done.message()
+    if args.layout:
+        info["layout"] = args.layout
+        message += f" Layout: {args.layout} (git config memory.layout)."
+    return Report(message, info)
 
 
 def do_hooks_status(args: argparse.Namespace, ctx: Any) -> Report:

@@ -20,6 +20,7 @@ import time
 from typing import Any
 
 from gitmemfs.core import git
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.detach import BOOT, LIB
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 from gitmemfs.core.repo import Repo, describe_git_dir
@@ -350,6 +351,19 @@ def _write_executable(path: str, text: str) -> None:
         fh.write(text)
     os.chmod(tmp, 0o755)
     os.replace(tmp, path)
+
+
+def record_layout(where: Place, layout: str) -> None:
+    """Set memory.layout where the hooks run; refuse to change one already set, since the
+    files already accepted were judged by it."""
+    key = layouts.CONFIG_KEY
+    current = git.run(["config", "--local", "--get", key], cwd=where.common_dir, check=False).out.strip()
+    if current == layout:
+        return
+    if current:
+        raise MemfsError(f"hooks: this repository's memory.layout is {current}, not {layout}; a layout is not "
+                         f"changed in passing (run git config memory.layout {layout} if you mean it)")
+    git.run(["config", "--local", key, layout], cwd=where.common_dir)
 
 
 def install_for_init(repo: Repo) -> str:
