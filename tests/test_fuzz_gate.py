@@ -301,8 +301,9 @@ def test_fuzz_paths_through_every_write_entry_point(tmp_path_factory: pytest.Tem
     after = _outside_state(repo)
     names = git("ls-tree", "-r", "-z", "--name-only", "HEAD", cwd=repo).stdout.split("\0")
     bad = [n for n in names if n and entries.name_problem(n)]
-    escaped("e2e-paths", after == before and not bad and git("fsck", "--no-progress", cwd=repo, check=False).returncode == 0,
-            (rel, entry, proc.stdout, proc.stderr, bad))
+    fsck = git("fsck", "--no-progress", cwd=repo, check=False)
+    escaped("e2e-paths", after == before and not bad and fsck.returncode == 0,
+            (rel, entry, proc.stdout, proc.stderr, bad, fsck.stderr))
 
 
 # -- end to end: random histories against a protected file -------------------------------------
