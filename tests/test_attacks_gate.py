@@ -4,6 +4,7 @@ server hook, `git memory check RANGE`, `git memory call`), and refused with one
 clear line, the right exit code and nothing changed."""
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import commit_all, git, head, memfile, memory, run, snapshot, write
+from gitmemfs.core.errors import MemfsError
 
 RO = "read_only: true"
 MODIFIED = "system/rules.md: file is read_only and cannot be modified"
@@ -352,6 +354,83 @@ def test_pruning_never_goes_through_a_symlink(mem: Path) -> None:
     os.symlink(str(outside.parent), mem / "out")
     writer._prune_empty(str(mem), str(mem / "out" / "empty"))
     assert outside.exists()
+
+
+def test_a_link_swapped_in_after_the_checks_is_never_written_through(mem: Path) -> None:
+    """The window between the symlink check and the write: a folder becomes a link to
+    .git in between. Every folder is opened without following links, so the write
+    fails and the rollback leaves .git alone."""
+    from gitmemfs.core import writer
+    from gitmemfs.core.repo import open_repo
+
+    repo = open_repo(str(mem))
+    listing = _git_dir_listing(mem)
+    os.symlink(".git", mem / "swapped")
+    for rel in ("swapped/refs/heads/x.md", "swapped/newdir/x.md", "swapped/config"):
+        with pytest.raises(OSError) as caught:
+            writer._write_atomic(repo, str(mem / rel), b"x")
+        assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)
+        with pytest.raises(OSError):
+            writer._remove(str(mem), str(mem / rel))
+        with pytest.raises(OSError):  # a rollback refuses too (and the journal would stay)
+            writer.restore(repo, {rel: b"old"})
+        try:  # lexists() follows the link to .git/config; the unlink must not
+            writer.restore(repo, {rel: None})
+        except OSError as exc:
+            assert exc.errno in (errno.ELOOP, errno.ENOTDIR)
+        assert _git_dir_listing(mem) == listing
+    assert (mem / ".git" / "config").read_bytes().startswith(b"[core]")
+    with writer.WriteSession(repo, scope=["notes/x.md"]) as session:
+        os.symlink(".git", mem / "notes")  # after the session's clean check
+        with pytest.raises(MemfsError, match="notes/x.md is a symbolic link|notes is a symbolic link"):
+            session.read("notes/x.md")
+
+
+def test_a_writer_racing_a_link_swapper_never_writes_outside(tmp_path: Path) -> None:
+    """An agent flips a folder between a real folder and a link to a folder outside the
+    memory while the Anthropic tool (scoped cleanliness, so untracked links do not stop
+    it) writes into that folder. Each call lands in the real folder or is refused
+    cleanly; nothing appears outside; the repository stays sound."""
+    import threading
+
+    repo = tmp_path / "plain"
+    assert memory("init", "--layout", "plain", str(repo), cwd=tmp_path).returncode == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    real, link, spare = repo / "box", repo / ".box-link", repo / ".box-real"
+    real.mkdir()
+    stop = threading.Event()
+
+    def swapper() -> None:
+        while not stop.is_set():
+            try:
+                os.symlink(str(outside), link)
+                os.rename(real, spare)
+                os.rename(link, real)  # box -> outside
+                os.rename(real, link)
+                os.rename(spare, real)  # box is a folder again
+                os.unlink(link)
+            except OSError:
+                pass
+
+    thread = threading.Thread(target=swapper, daemon=True)
+    thread.start()
+    try:
+        outs = [memory("call", json.dumps({"command": "create", "path": f"/memories/box/n{i}.txt",
+                                           "file_text": f"{i}\n"}), "--schema", "anthropic", cwd=repo)
+                for i in range(25)]
+    finally:
+        stop.set()
+        thread.join()
+    assert list(outside.iterdir()) == []
+    for proc in outs:
+        assert "internal error" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+    assert git("fsck", "--no-progress", cwd=repo, check=False).returncode == 0
+    landed = git("ls-tree", "-r", "--name-only", "HEAD", cwd=repo).stdout.split()
+    assert all(name.startswith("box/n") for name in landed), landed  # only real-folder writes landed
+    proc = memory("call", json.dumps({"command": "create", "path": "/memories/after.txt", "file_text": "ok\n"}),
+                  "--schema", "anthropic", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 # -- item 5: names git's fsck flags -----------------------------------------------------------

@@ -18,7 +18,7 @@ import os
 import re
 import zlib
 
-from gitmemfs.core import approval, constraints, hookless, memfile, oserrors, paths, rules
+from gitmemfs.core import approval, constraints, hookless, memfile, nofollow, oserrors, paths, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
@@ -96,12 +96,12 @@ class WriteSession:
         if link is not None:
             raise MemfsError(f"{self.tool}: {link} is a symbolic link; memory paths never go through one")
         try:
-            with open(self.abspath(rel), "rb") as fh:
-                return fh.read()
-        except FileNotFoundError:
-            return None
-        except IsADirectoryError:
-            return None
+            return nofollow.read(self.repo.root, self.abspath(rel))
+        except OSError as exc:
+            if nofollow.is_loop(exc):  # a link swapped in since the check above
+                raise MemfsError(f"{self.tool}: {rel} is a symbolic link; memory paths never go through one") \
+                    from None
+            raise
 
     # -- committing -------------------------------------------------------------------
 
@@ -181,6 +181,11 @@ class WriteSession:
                                  f"{oserrors.next_step(again)}: the next git memory command restores it",
                                  details={"restored": False}) from None
             _clear_journal(self.repo)
+            if nofollow.is_loop(exc):
+                near = os.path.relpath(getattr(exc, "filename", None) or self.repo.root, self.repo.root)
+                raise MemfsError(f"{self.tool}: a symbolic link appeared on the way to {near} during the write; "
+                                 "memory paths never go through one, and nothing was changed (remove the link "
+                                 "and retry)") from None
             if oserrors.classify(exc, self.repo.git_dir):
                 raise _os_refusal(self.tool, exc, self.repo.root, self.repo.git_dir) from None
             busy = _held_git_lock(exc)
@@ -339,54 +344,48 @@ def describe_dirty(root: str, dirty: Sequence[str]) -> str:
 
 def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None = None,
                   dir_mode: int | None = None) -> list[str]:
-    """Write via a temp file + rename; return the directories this had to create."""
-    created = []
-    parent = os.path.dirname(target)
-    probe = parent
-    while not os.path.isdir(probe):
-        created.append(probe)
-        probe = os.path.dirname(probe)
-    if dir_mode is None:
-        os.makedirs(parent, exist_ok=True)
-    else:
-        for folder in reversed(created):
+    """Write via a temp file + rename; return the directories this had to create.
+    Folders are opened without following links (core/nofollow.py), so a link swapped in
+    after the checks makes this fail instead of writing through it."""
+    folders, name = nofollow.split(repo.root, target)
+    dir_fd, created = nofollow.open_folder(repo.root, folders, create=True, mode=dir_mode)
+    try:
+        if file_mode is not None:
+            mode = file_mode
+        else:
             try:
-                os.mkdir(folder, dir_mode)
-            except FileExistsError:  # a concurrent writer made it
-                continue
-            os.chmod(folder, dir_mode)  # mkdir is subject to the umask, chmod is not
-    if file_mode is not None:
-        mode = file_mode
-    else:
-        try:
-            mode = os.stat(target).st_mode & 0o7777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-    # The temp file lives in the git dir, so a crash never leaves an untracked file
-    # in the work tree; fall back to the target folder across filesystems. It is
-    # created with the final mode, so chmod runs only when the umask took bits the
-    # file had (inside a dream's sandbox chmod is denied, and never needed).
-    for tmpdir in (repo.git_dir, parent):
-        fd, tmp = _temp_file(tmpdir, mode)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                if durable(repo):
-                    os.fsync(fh.fileno())
-                created_mode = os.fstat(fh.fileno()).st_mode & 0o7777
-            if created_mode != mode:
-                os.chmod(tmp, mode)
-            os.replace(tmp, target)
-            return list(reversed(created))
-        except OSError as exc:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            if exc.errno != 18 or tmpdir == parent:  # EXDEV: try the same folder
-                raise
-    return list(reversed(created))
+                mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode & 0o7777
+            except FileNotFoundError:
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+        # The temp file lives in the git dir, so a crash never leaves an untracked file
+        # in the work tree; fall back to the target folder across filesystems. It is
+        # created with the final mode, so chmod runs only when the umask took bits the
+        # file had (inside a dream's sandbox chmod is denied, and never needed).
+        for in_git_dir in (True, False):
+            where = None if in_git_dir else dir_fd
+            fd, tmp = _temp_file(repo.git_dir if in_git_dir else "", mode, dir_fd=where)
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    if durable(repo):
+                        os.fsync(fh.fileno())
+                    if os.fstat(fh.fileno()).st_mode & 0o7777 != mode:
+                        os.fchmod(fh.fileno(), mode)
+                os.replace(tmp, name, src_dir_fd=where, dst_dir_fd=dir_fd)
+                return created
+            except OSError as exc:
+                try:
+                    os.unlink(tmp, dir_fd=where)
+                except FileNotFoundError:
+                    pass
+                if exc.errno != errno.EXDEV or not in_git_dir:  # EXDEV: try the same folder
+                    raise
+        return created
+    finally:
+        os.close(dir_fd)
 
 
 def durable(repo: Repo) -> bool:
@@ -399,34 +398,31 @@ def durable(repo: Repo) -> bool:
     return bool(wanted & set(setting)) or repo.cfg_bool("core.fsyncObjectFiles")
 
 
-def _temp_file(folder: str, mode: int = 0o600) -> tuple[int, str]:
-    """A new file in `folder` (tempfile.mkstemp without importing tempfile)."""
+def _temp_file(folder: str, mode: int = 0o600, *, dir_fd: int | None = None) -> tuple[int, str]:
+    """A new file in `folder`, or in the open folder `dir_fd` (then the name is relative);
+    tempfile.mkstemp without importing tempfile."""
     for _ in range(100):
         path = os.path.join(folder, f".memory-write-{os.urandom(6).hex()}")
         try:
-            return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode), path
+            flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
+            return os.open(path, flags, mode, dir_fd=dir_fd), path
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary name in {folder}")
+    raise FileExistsError(f"no free temporary name in {folder or 'the target folder'}")
 
 
 def _remove(root: str, target: str, *, prune: bool = True) -> None:
-    try:
-        os.unlink(target)
-    except FileNotFoundError:
-        pass
+    nofollow.unlink(root, target)
     if prune:
         _prune_empty(root, os.path.dirname(target))
 
 
 def _prune_empty(root: str, folder: str) -> None:
+    """rmdir empty folders upwards; never through a link (that would remove a folder
+    elsewhere, such as .git/refs)."""
     root = os.path.abspath(root)
     while os.path.abspath(folder).startswith(root + os.sep):
-        if os.path.islink(folder) or paths.symlink_on_the_way(root, os.path.relpath(folder, root)):
-            return  # rmdir through a symlink would remove a folder elsewhere (.git/refs)
-        try:
-            os.rmdir(folder)
-        except OSError:
+        if not nofollow.rmdir(root, folder):
             return
         folder = os.path.dirname(folder)
 
@@ -443,11 +439,8 @@ def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[st
         target = os.path.join(repo.root, *rel.split("/"))
         if old is None:
             if os.path.lexists(target) and not os.path.isdir(target):
-                try:  # only the folders this write created are pruned, below
-                    os.unlink(target)
-                except FileNotFoundError:
-                    pass
-        elif _read_or_none(target) != old:
+                nofollow.unlink(repo.root, target)  # only the folders this write created are pruned, below
+        elif _read_or_none(repo.root, target) != old:
             _put_back(repo, target, old)
     for folder in sorted(created_dirs, key=len, reverse=True):
         _prune_empty(repo.root, folder)
@@ -462,10 +455,9 @@ def restore(repo: Repo, olds: dict[str, bytes | None], created_dirs: Sequence[st
             raise GitError(res.argv, res.code, res.raw, res.err_raw)
 
 
-def _read_or_none(target: str) -> bytes | None:
+def _read_or_none(root: str, target: str) -> bytes | None:
     try:
-        with open(target, "rb") as fh:
-            return fh.read()
+        return nofollow.read(root, target)
     except OSError:
         return None
 
@@ -478,7 +470,13 @@ def _put_back(repo: Repo, target: str, old: bytes) -> None:
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT) or not os.path.isfile(target):
             raise
-        with open(target, "r+b") as fh:
+        folders, name = nofollow.split(repo.root, target)
+        dir_fd, _ = nofollow.open_folder(repo.root, folders)
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        finally:
+            os.close(dir_fd)
+        with os.fdopen(fd, "r+b") as fh:
             fh.truncate(0)
             fh.write(old)
             fh.flush()
@@ -573,11 +571,7 @@ def recover(repo: Repo) -> bool:
         olds: dict[str, bytes | None] = {}
         for rel, info in record.get("paths", {}).items():
             old = None if info.get("old") is None else base64.b64decode(info["old"])
-            try:
-                with open(os.path.join(repo.root, *rel.split("/")), "rb") as fh:
-                    current: bytes | None = fh.read()
-            except (FileNotFoundError, IsADirectoryError):
-                current = None
+            current = _read_or_none(repo.root, os.path.join(repo.root, *rel.split("/")))
             if _digest(current) in (info.get("new"), _digest(old)):
                 olds[rel] = old
         try:

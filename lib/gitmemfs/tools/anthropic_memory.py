@@ -27,13 +27,14 @@ repository a name without `.md` is stored with it and a generated frontmatter
 """
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import stat
 from pathlib import Path
 from typing import Any, Sequence
 
-from gitmemfs.core import memfile, rules
+from gitmemfs.core import memfile, nofollow, rules
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
@@ -347,7 +348,7 @@ class AnthropicMemory:
                 self.refuse_read_only(data, path, "deleted")
                 sha = s.commit([Change(rel, None)], op="delete", reason=reason) if self.tracked(rel) else None
                 if os.path.lexists(full):  # nothing tracked there (only an ignored file)
-                    os.unlink(full)
+                    nofollow.unlink(self.root, full)
             return Outcome(f"Successfully deleted {path}", sha, [rel] if sha else [])
         if not os.path.isdir(full):
             raise ToolFailure(f"The path {path} does not exist")
@@ -359,7 +360,7 @@ class AnthropicMemory:
             if files:
                 sha = s.commit([Change(f, None) for f in files], op="delete", reason=reason,
                                paths=[rel + "/"])
-            shutil.rmtree(full, ignore_errors=True)  # the emptied folders, as the reference removes them
+            nofollow.rmtree(self.root, full)  # the emptied folders, as the reference removes them
         return Outcome(f"Successfully deleted {path}", sha, [rel + "/"] if sha else [])
 
     def do_rename(self, args: dict[str, Any]) -> Outcome:
@@ -407,12 +408,9 @@ class AnthropicMemory:
                                paths=[old_rel + "/", new_rel + "/"]) if changes else None
             except BaseException:
                 for d in reversed(made):
-                    try:
-                        os.rmdir(d)
-                    except OSError:
-                        pass
+                    nofollow.rmdir(self.root, d)
                 raise
-            shutil.rmtree(old_full, ignore_errors=True)
+            nofollow.rmtree(self.root, old_full)
         return Outcome(f"Successfully renamed {old} to {new}", sha,
                        [old_rel + "/", new_rel + "/"] if sha else [])
 
@@ -431,20 +429,21 @@ class AnthropicMemory:
     def copy_folders(self, old_full: str, new_full: str) -> list[str]:
         """The folder tree of `old_full` at `new_full` with the same modes (the reference
         moves folders whole, empty ones included); missing parents are made 0o700."""
+        # Folders are made through open folders, never through a link swapped in meanwhile.
         made: list[str] = []
-        probe, missing = os.path.dirname(new_full), []
-        while not os.path.isdir(probe):
-            missing.append(probe)
-            probe = os.path.dirname(probe)
-        for d in reversed(missing):
-            os.mkdir(d, DIR_MODE)
-            os.chmod(d, DIR_MODE)
-            made.append(d)
+        above, _ = nofollow.split(self.root, new_full)
+        fd, created = nofollow.open_folder(self.root, above, create=True, mode=DIR_MODE)
+        os.close(fd)
+        made += created
         for dirpath, dirnames, _ in os.walk(old_full):
             target = new_full + dirpath[len(old_full):]
-            os.mkdir(target)
-            os.chmod(target, os.stat(dirpath).st_mode & 0o7777)
-            made.append(target)
+            folders, name = nofollow.split(self.root, target)
+            if os.path.lexists(target):
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), target)
+            mode = os.stat(dirpath, follow_symlinks=False).st_mode & 0o7777
+            fd, created = nofollow.open_folder(self.root, [*folders, name], create=True, mode=mode)
+            os.close(fd)
+            made += created
             dirnames.sort()
         return made
 
