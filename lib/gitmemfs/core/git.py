@@ -299,11 +299,12 @@ def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
 
 
 def run_light_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[str] | None = None,
+                   env: Mapping[str, str] | None = None,
                    timeout: float | None = DEFAULT_TIMEOUT) -> list[Result]:
     """Several short read-only git commands at once (check=False, no input): all start
     before any is waited for, so their start-ups overlap on a second core. Each one's
     output is read to the end in turn; one that fills its pipe just waits for us."""
-    env = environment(None)
+    env = environment(env)
     children = []
     try:
         for args in commands:

@@ -106,10 +106,14 @@ class Context:
         return self._index[folder]
 
 
-def settings(cwd: str, env: dict[str, str] | None = None) -> dict[str, str]:
-    """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys)."""
-    res = git.run_light(["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"],
-                        cwd=cwd, env=env, check=False)
+SETTINGS = ["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"]
+
+
+def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None = None) -> dict[str, str]:
+    """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys);
+    `res` is that call's result when it already ran."""
+    if res is None:
+        res = git.run_light(SETTINGS, cwd=cwd, env=env, check=False)
     found: dict[str, str] = {}
     for item in res.out.split("\0") if res.code == 0 else ():
         key, _, value = item.partition("\n")
@@ -334,13 +338,18 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     from gitmemfs.core import loose
 
     with loose.Reader(cwd, env=env) as reader:
-        res = git.run_light(["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"],
-                            cwd=cwd, env=env)
+        # The diff, the settings and the cat-file for index look-ups start together:
+        # their start-ups overlap, which is most of what each costs.
+        reader.start()
+        res, config = git.run_light_many([["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"],
+                                          SETTINGS], cwd=cwd, env=env)
+        if res.code != 0:
+            raise git.GitError(res.argv, res.code, res.raw, res.err_raw)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         changes += _merge_guards(cwd, env)
         if not changes:
             return Report("staged", [], 0)
-        found = settings(cwd, env)
+        found = settings(cwd, env, config)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
