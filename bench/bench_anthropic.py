@@ -8,11 +8,9 @@ commit`, the installed hooks running), since a commit is what we add to the refe
 from __future__ import annotations
 
 import os
-import statistics
-import time
 from typing import Any, Callable
 
-from common import sh
+from common import median_ms, sh
 
 FIGURES = {
     "anthropic_view_ms": (None, "ms", "view of a file and of /memories, GitMemoryTool, 100 files"),
@@ -26,16 +24,6 @@ FIGURES = {
 }
 
 FILES = 100
-
-
-def _timed(action: Callable[[int], Any], repeat: int) -> float:
-    action(-1)  # warm up
-    samples = []
-    for i in range(repeat):
-        start = time.perf_counter()
-        action(i)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples)
 
 
 def run(workdir: str, repeat: int) -> dict[str, float]:
@@ -59,11 +47,11 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
             tool.call({"command": "view", "path": "/memories"})
         return act
 
-    view = _timed(views(ours), repeat)
-    view_ref = _timed(views(ref), repeat)
-    create = _timed(lambda i: ours.call({"command": "create", "path": f"/memories/new/n{i + 1}.txt",
+    view = median_ms(views(ours), repeat)
+    view_ref = median_ms(views(ref), repeat)
+    create = median_ms(lambda i: ours.call({"command": "create", "path": f"/memories/new/n{i + 1}.txt",
                                          "file_text": "new fact\n"}), repeat)
-    edit = _timed(lambda i: ours.call({"command": "str_replace", "path": "/memories/topic0/note000.txt",
+    edit = median_ms(lambda i: ours.call({"command": "str_replace", "path": "/memories/topic0/note000.txt",
                                        "old_str": f"fact number {0 if i < 0 else f'v{i}'}\n",
                                        "new_str": f"fact number v{i + 1}\n"}), repeat)
 
@@ -75,7 +63,7 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
         sh("git", "add", "--", rel, cwd=repo)
         sh("git", "commit", "-q", "-m", f"plain {i + 1}", cwd=repo)
 
-    commit = _timed(plain_commit, repeat)
+    commit = median_ms(plain_commit, repeat)
     return {"anthropic_view_ms": view, "anthropic_view_ref_ms": view_ref, "anthropic_view_ratio": view / view_ref,
             "anthropic_create_ms": create, "anthropic_str_replace_ms": edit, "anthropic_plain_commit_ms": commit,
             "anthropic_create_over_commit": create / commit, "anthropic_str_replace_over_commit": edit / commit}

@@ -170,3 +170,18 @@ def test_dot_dot_prefixed_names_are_legal(mem: Path) -> None:
     proc = memory("create", "notes/..hidden-ish.md", "b", "-d", "d", "-m", "m", cwd=mem)
     assert proc.returncode == 0, proc.stderr
     assert (mem / "notes/..hidden-ish.md").exists()
+
+
+def test_a_file_in_the_way_of_a_new_path_is_a_clean_refusal(mem: Path) -> None:
+    """`notes/a.md/b.md` while `notes/a.md` is a file: one line naming the file, no change."""
+    write(mem, "notes/a.md", memfile("A note", "x\n"))
+    commit_all(mem, "a note")
+    before = snapshot(mem)
+    proc = memory("create", "notes/a.md/b.md", "y", "-d", "d", "-m", "r", cwd=mem)
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr == ("error: memory: notes/a.md is a file, so nothing can be written under it; nothing was "
+                           "changed (choose another path, or move that file first)\n")
+    call = memory("call", json.dumps({"command": "create", "reason": "r", "file_path": "notes/a.md/z.md",
+                                      "description": "d", "file_text": "x"}), cwd=mem)
+    assert call.returncode == 1 and "notes/a.md is a file" in json.loads(call.stdout)["error"]
+    assert snapshot(mem) == before

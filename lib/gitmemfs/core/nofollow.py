@@ -29,6 +29,10 @@ def split(root: str, target: str) -> tuple[list[str], str]:
     return parts[:-1], parts[-1]
 
 
+class LinkInTheWay(OSError):
+    """A symbolic link stood where a folder or the file itself was expected."""
+
+
 def open_folder(root: str, parts: Sequence[str], *, create: bool = False,
                 mode: int | None = None) -> tuple[int, list[str]]:
     """An fd of root/parts, opened one level at a time without following a link;
@@ -41,7 +45,7 @@ def open_folder(root: str, parts: Sequence[str], *, create: bool = False,
         for part in parts:
             path = os.path.join(path, part)
             try:
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                nxt = _open_below(fd, part, path)
             except FileNotFoundError:
                 if not create:
                     raise
@@ -52,13 +56,29 @@ def open_folder(root: str, parts: Sequence[str], *, create: bool = False,
                         _chmod_folder(fd, part, mode)
                 except FileExistsError:  # a concurrent writer made it
                     pass
-                nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                nxt = _open_below(fd, part, path)
             os.close(fd)
             fd = nxt
     except BaseException:
         os.close(fd)
         raise
     return fd, created
+
+
+def _open_below(fd: int, part: str, path: str) -> int:
+    try:
+        return os.open(part, _DIR_FLAGS, dir_fd=fd)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
+            raise LinkInTheWay(errno.ELOOP, "a symbolic link is in the way", path) from None
+        raise
+
+
+def _is_link(fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _chmod_folder(parent_fd: int, name: str, mode: int) -> None:
@@ -70,19 +90,32 @@ def _chmod_folder(parent_fd: int, name: str, mode: int) -> None:
         os.close(fd)
 
 
+class folder_of:  # noqa: N801 (used like a function: `with folder_of(root, target) as (fd, name)`)
+    """The open folder holding `target`, and `target`'s name in it (a class, not
+    contextlib: that import costs every edit ~2 ms)."""
+
+    def __init__(self, root: str, target: str):
+        self.folders, self.name = split(root, target)
+        self.root = root
+        self.fd = -1
+
+    def __enter__(self) -> tuple[int, str]:
+        self.fd, _ = open_folder(self.root, self.folders)
+        return self.fd, self.name
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
 def read(root: str, target: str) -> bytes | None:
     """The file's bytes, or None when it (or a folder above it) is missing or a folder."""
-    folders, name = split(root, target)
     try:
-        dir_fd, _ = open_folder(root, folders)
-    except (FileNotFoundError, NotADirectoryError):
+        with folder_of(root, target) as (dir_fd, name):
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+    except LinkInTheWay:
+        raise
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except (FileNotFoundError, IsADirectoryError):
-        return None
-    finally:
-        os.close(dir_fd)
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder opens too (and io refuses it)
         os.close(fd)
         return None
@@ -92,33 +125,21 @@ def read(root: str, target: str) -> bytes | None:
 
 def unlink(root: str, target: str) -> None:
     """Remove a file (a link itself, never what it points to); missing is fine."""
-    folders, name = split(root, target)
     try:
-        dir_fd, _ = open_folder(root, folders)
-    except FileNotFoundError:
-        return
-    try:
-        os.unlink(name, dir_fd=dir_fd)
+        with folder_of(root, target) as (dir_fd, name):
+            os.unlink(name, dir_fd=dir_fd)
     except FileNotFoundError:
         pass
-    finally:
-        os.close(dir_fd)
 
 
 def rmdir(root: str, folder: str) -> bool:
     """Remove an empty folder; False when it is not empty, missing, or a link."""
-    folders, name = split(root, folder)
     try:
-        dir_fd, _ = open_folder(root, folders)
-    except OSError:
-        return False
-    try:
-        os.rmdir(name, dir_fd=dir_fd)
+        with folder_of(root, folder) as (dir_fd, name):
+            os.rmdir(name, dir_fd=dir_fd)
         return True
     except OSError:
         return False
-    finally:
-        os.close(dir_fd)
 
 
 def rmtree(root: str, folder: str) -> None:
@@ -126,17 +147,13 @@ def rmtree(root: str, folder: str) -> None:
     (shutil.rmtree itself never follows a link below it)."""
     import shutil
 
-    folders, name = split(root, folder)
     try:
-        dir_fd, _ = open_folder(root, folders)
+        with folder_of(root, folder) as (dir_fd, name):
+            shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
     except OSError:
-        return
-    try:
-        shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
-    finally:
-        os.close(dir_fd)
+        pass
 
 
 def is_loop(exc: BaseException) -> bool:
-    """An OSError raised because a link stood where a folder or file was expected."""
-    return isinstance(exc, OSError) and exc.errno in (errno.ELOOP, errno.ENOTDIR)
+    """An error raised because a link stood where a folder or file was expected."""
+    return isinstance(exc, LinkInTheWay) or (isinstance(exc, OSError) and exc.errno == errno.ELOOP)

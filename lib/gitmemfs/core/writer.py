@@ -186,6 +186,10 @@ class WriteSession:
                 raise MemfsError(f"{self.tool}: a symbolic link appeared on the way to {near} during the write; "
                                  "memory paths never go through one, and nothing was changed (remove the link "
                                  "and retry)") from None
+            blocker = _file_in_the_way(self.repo.root, exc)
+            if blocker:
+                raise MemfsError(f"{self.tool}: {blocker} is a file, so nothing can be written under it; "
+                                 "nothing was changed (choose another path, or move that file first)") from None
             if oserrors.classify(exc, self.repo.git_dir):
                 raise _os_refusal(self.tool, exc, self.repo.root, self.repo.git_dir) from None
             busy = _held_git_lock(exc)
@@ -203,6 +207,19 @@ class WriteSession:
 
 
 _LOCK_EXISTS = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+
+
+def _file_in_the_way(root: str, exc: BaseException) -> str | None:
+    """For ENOTDIR on a memory path: the first part of it that is a file."""
+    name = getattr(exc, "filename", None)
+    if not isinstance(exc, OSError) or exc.errno != errno.ENOTDIR or not isinstance(name, str):
+        return None
+    rel = os.path.relpath(name, root)
+    parts = rel.split(os.sep)
+    for i in range(1, len(parts)):
+        if os.path.isfile(os.path.join(root, *parts[:i])):
+            return "/".join(parts[:i])
+    return None
 
 
 def _held_git_lock(exc: BaseException) -> str | None:
