@@ -69,14 +69,17 @@ def _open_below(fd: int, part: str, path: str) -> int:
     try:
         return os.open(part, _DIR_FLAGS, dir_fd=fd)
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(fd, part):
+        # O_NOFOLLOW|O_DIRECTORY on a link fails with ENOTDIR (or ELOOP). Only a regular
+        # file there is a plain "not a folder"; anything else is a link, or was one a
+        # moment ago (it is being swapped back and forth).
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and not _is_file(fd, part):
             raise LinkInTheWay(errno.ELOOP, "a symbolic link is in the way", path) from None
         raise
 
 
-def _is_link(fd: int, name: str) -> bool:
+def _is_file(fd: int, name: str) -> bool:
     try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        return stat.S_ISREG(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
     except OSError:
         return False
 
