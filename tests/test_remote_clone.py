@@ -301,3 +301,20 @@ def test_an_empty_remote_clones_onto_main_and_sync_publishes(server: GitServer, 
     assert proc.returncode == 0, proc.stdout
     assert json.loads(proc.stdout)["state"] == "pushed"
     assert git("rev-parse", "main", cwd=server.root / "memory.git").stdout.strip() == before[0]
+
+
+def test_clone_layout_plain_is_recorded_before_the_first_commit(server: GitServer, tmp_path: Path) -> None:
+    """A clone cannot read the remote's memory.layout; `--layout plain` records it, so the
+    hooks judge plain files (a NUL byte is refused, a text file without frontmatter is not)."""
+    dest = tmp_path / "c"
+    proc = memory("--json", "clone", "--layout", "plain", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["layout"] == "plain"
+    assert git("config", "--get", "memory.layout", cwd=dest).stdout.strip() == "plain"
+    write(dest, "notes.txt", "no frontmatter\n")
+    git("add", "-A", cwd=dest)
+    assert git("commit", "-qm", "plain note", cwd=dest, check=False).returncode == 0
+    write(dest, "bad.txt", b"a\0b")
+    git("add", "-A", cwd=dest)
+    refused = git("commit", "-qm", "binary", cwd=dest, check=False)
+    assert refused.returncode == 1 and "bad.txt: contains NUL bytes" in refused.stderr, refused.stderr

@@ -53,6 +53,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--letta-agent", metavar="ID", help="clone this Letta agent's memory repository")
     p.add_argument("--auth-scheme", choices=("basic", "bearer"),
                    help="how to send the token (stored as memory.authScheme; default: basic)")
+    p.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+                   help="the memory's layout, recorded as memory.layout (a clone cannot read the "
+                        "remote's config; a plain memory needs this)")
     p.set_defaults(func=do_clone)
 
     p = sub.add_parser("sync", parents=[common], help="fetch, then pull or push as needed",
@@ -82,7 +85,7 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
     return clone(url, directory, letta_agent=args.letta_agent, memory_dir=ctx.memory_dir,
-                 auth_scheme=args.auth_scheme, notify=_notifier(ctx))
+                 auth_scheme=args.auth_scheme, layout=args.layout, notify=_notifier(ctx))
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:

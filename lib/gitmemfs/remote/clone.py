@@ -22,7 +22,7 @@ from gitmemfs.remote.sync import Notify, save_record
 
 
 def clone(url: str | None, directory: str | None = None, *, letta_agent: str | None = None,
-          memory_dir: str | None = None, auth_scheme: str | None = None,
+          memory_dir: str | None = None, auth_scheme: str | None = None, layout: str | None = None,
           env: Mapping[str, str] | None = None, notify: Notify | None = None) -> Outcome:
     """Clone a memory repository, mark it, install the hooks. A failed clone leaves
     nothing behind; the token never touches the disk."""
@@ -47,7 +47,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     try:
         net.run(["clone", "-q", "--origin", "origin", "--", url, dest], cwd=os.path.dirname(dest),
                 label="git memory clone", timeout=git.CLONE_TIMEOUT, before_retry=wipe)
-        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent)
+        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent, layout)
     except BaseException:
         wipe()
         if created:
@@ -57,7 +57,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     branch = writer.status(repo)[1]
     where = f"{branch} at {head[:7]}" if head else f"empty repository, branch {branch}"
     return Outcome(f"Cloned {redact(url)} into {repo.root} ({where}){note}",
-                   extra={"path": repo.root, "url": redact(url), "branch": branch, "head": head,
+                   extra={"path": repo.root, "url": redact(url), "branch": branch, "head": head, "layout": layout,
                           "retries": net.retries, "auth": creds.as_dict(), "letta_agent": letta_agent})
 
 
@@ -114,7 +114,7 @@ def _remove_contents(folder: str) -> None:
 
 
 def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
-                 letta_agent: str | None) -> tuple[Repo, str]:
+                 letta_agent: str | None, layout: str | None = None) -> tuple[Repo, str]:
     found = describe_git_dir(dest)
     if found is None:
         raise MemfsError(f"git memory clone: git reported success but {dest} is not a repository")
@@ -125,6 +125,8 @@ def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
         settings["memory.authScheme"] = auth_scheme
     if letta_agent:
         settings["memory.agentId"] = letta_agent
+    if layout:  # before the hooks: they judge by it from the first commit
+        settings["memory.layout"] = layout
     for key, value in settings.items():
         repo.git("config", "--local", key, value)
     if repo.head() is None:
