@@ -26,7 +26,10 @@ def test_concurrent_writers_all_land(repo: Path) -> None:
         '  git memory -q insert "$f" 1 "w{w} edit $i" -m "writer {w} edit $i" || exit 1; '
         'done'
     )
-    procs = [subprocess.Popen(["sh", "-c", script.format(n=EDITS, w=w)], cwd=repo,
+    # flock is not a queue: under CI load one writer can wait past the default 10 s while
+    # the others take turns. That is "busy, retry" by design; here every edit must land.
+    env = {**os.environ, "GIT_MEMORY_LOCK_TIMEOUT": "300"}
+    procs = [subprocess.Popen(["sh", "-c", script.format(n=EDITS, w=w)], cwd=repo, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for w in range(WRITERS)]
     for p in procs:
