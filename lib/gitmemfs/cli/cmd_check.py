@@ -6,6 +6,7 @@ import os
 
 from gitmemfs.cli.common import Report
 from gitmemfs.core.errors import UsageError
+from gitmemfs.core.layout import NAMES as LAYOUTS
 from gitmemfs.core.repo import locate
 
 TYPE_CHECKING = False
@@ -51,7 +52,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     hi.add_argument("--force", action="store_true",
                     help="install even over a foreign hook (kept as <hook>.local and chained) or into a "
                          "core.hooksPath from your global config")
-    hi.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+    hi.add_argument("--layout", choices=LAYOUTS,
                     help="record the memory layout the hooks judge by (memory.layout); a server "
                          "repository has no other way to know a plain memory is pushed to it")
     hi.set_defaults(func=do_hooks_install)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import argparse
 
+from gitmemfs.core.layout import NAMES as LAYOUTS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -21,7 +23,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--agent-id", metavar="ID", help="record memory.agentId (the commit author)")
     p.add_argument("--agent-name", metavar="NAME", help="record memory.agentName")
     p.add_argument("--remote", metavar="URL", help="add URL as remote origin")
-    p.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+    p.add_argument("--layout", choices=LAYOUTS,
                    help="repository layout: letta (system/ folder, the default), letta-root (a root "
                         "MEMORY.md index, current Letta) or plain (files as named, no required "
                         "frontmatter; recorded as memory.layout)")

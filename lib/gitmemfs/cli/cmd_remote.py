@@ -6,6 +6,7 @@ import sys
 
 from gitmemfs.cli.common import print_text
 from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.layout import NAMES as LAYOUTS
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--letta-agent", metavar="ID", help="clone this Letta agent's memory repository")
     p.add_argument("--auth-scheme", choices=("basic", "bearer"),
                    help="how to send the token (stored as memory.authScheme; default: basic)")
-    p.add_argument("--layout", choices=("letta", "letta-root", "plain"),
+    p.add_argument("--layout", choices=LAYOUTS,
                    help="the memory's layout, recorded as memory.layout (a clone cannot read the "
                         "remote's config; a plain memory needs this)")
     p.set_defaults(func=do_clone)
