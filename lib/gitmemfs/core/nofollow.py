@@ -115,9 +115,7 @@ def read(root: str, target: str) -> bytes | None:
     try:
         with folder_of(root, target) as (dir_fd, name):
             fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
-    except LinkInTheWay:
-        raise
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+    except (FileNotFoundError, NotADirectoryError, IsADirectoryError):  # not LinkInTheWay: that propagates
         return None
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # a folder opens too (and io refuses it)
         os.close(fd)

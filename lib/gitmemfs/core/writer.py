@@ -18,7 +18,7 @@ import os
 import re
 import zlib
 
-from gitmemfs.core import approval, constraints, hookless, memfile, nofollow, oserrors, paths, rules
+from gitmemfs.core import approval, constraints, hookless, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
@@ -91,17 +91,17 @@ class WriteSession:
         return os.path.join(self.repo.root, *rel.split("/"))
 
     def read(self, rel: str) -> bytes | None:
-        # Every write reads its path first: a path through a symlink stops here.
-        link = paths.symlink_on_the_way(self.repo.root, rel)
-        if link is not None:
-            raise MemfsError(f"{self.tool}: {link} is a symbolic link; memory paths never go through one")
+        # Every write reads its path first: a path through a symlink stops here (the
+        # folder named by the error, or the file itself).
         try:
             return nofollow.read(self.repo.root, self.abspath(rel))
         except OSError as exc:
-            if nofollow.is_loop(exc):  # a link swapped in since the check above
-                raise MemfsError(f"{self.tool}: {rel} is a symbolic link; memory paths never go through one") \
-                    from None
-            raise
+            if not nofollow.is_loop(exc):
+                raise
+            link = rel
+            if isinstance(exc, nofollow.LinkInTheWay) and isinstance(exc.filename, str):
+                link = os.path.relpath(exc.filename, self.repo.root).replace(os.sep, "/")
+            raise MemfsError(f"{self.tool}: {link} is a symbolic link; memory paths never go through one") from None
 
     # -- committing -------------------------------------------------------------------
 

@@ -357,13 +357,13 @@ def record_layout(where: Place, layout: str) -> None:
     """Set memory.layout where the hooks run; refuse to change one already set, since the
     files already accepted were judged by it."""
     key = layouts.CONFIG_KEY
-    current = git.run(["config", "--local", "--get", key], cwd=where.common_dir, check=False).out.strip()
+    current = git.run_light(["config", "--local", "--get", key], cwd=where.common_dir, check=False).out.strip()
     if current == layout:
         return
     if current:
         raise MemfsError(f"hooks: this repository's memory.layout is {current}, not {layout}; a layout is not "
                          f"changed in passing (run git config memory.layout {layout} if you mean it)")
-    git.run(["config", "--local", key, layout], cwd=where.common_dir)
+    git.run_light(["config", "--local", key, layout], cwd=where.common_dir)
 
 
 def install_for_init(repo: Repo) -> str:
