@@ -53,7 +53,8 @@ def test_init_installs_hooks_that_run_our_interpreter(tmp_path: Path) -> None:
     assert set(info["hooks"]) == {"pre-commit", "pre-merge-commit", "post-commit"}
     text = (repo / ".git/hooks/pre-commit").read_text()
     assert "git-memfs-hook: installed (pre-commit)" in text
-    assert f"py={sys.executable}\n" in text and str(LIB) in text
+    assert f"py='{sys.executable}'\n" in text and str(LIB) in text
+    assert text.startswith(f"#!{sys.executable} -I"), "a gate is a Python script git starts directly"
     assert os.access(repo / ".git/hooks/pre-commit", os.X_OK)
     commit_bad(repo)
     text_status = memory("hooks", cwd=repo).stdout
@@ -174,10 +175,14 @@ def test_status_reports_hooks_that_will_not_run(repo: Path) -> None:
     text = memory("hooks", "status", cwd=repo).stdout
     assert "not executable, so git ignores it" in text and "will not all run" in text
     hook.chmod(0o755)
-    hook.write_text(hook.read_text().replace(f"py={sys.executable}", "py=/nonexistent/python3"))
+    hook.write_text(hook.read_text().replace(sys.executable, "/nonexistent/python3"))
     info = status(repo)
     assert info["hooks"]["pre-commit"]["state"] == "broken"
     assert "its interpreter /nonexistent/python3 is gone" in info["hooks"]["pre-commit"]["detail"]
+    stderr = commit_bad_fails_closed(repo)  # git cannot start it, and refuses the commit
+    assert "pre-commit" in stderr, stderr
+    # The shell form (for paths a `#!` line cannot hold) says why itself.
+    hook.write_text(hooks.script("pre-commit", direct=False).replace(sys.executable, "/nonexistent/python3"))
     stderr = commit_bad_fails_closed(repo)
     assert "/nonexistent/python3 is gone; run git memory hooks install again" in stderr
     assert memory("hooks", "install", cwd=repo).returncode == 0

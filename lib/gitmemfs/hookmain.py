@@ -1,4 +1,5 @@
-"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`.
+"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`, or
+the hook file itself as a Python script that calls `run()` (see `gate.hooks.script`).
 
 A stable entry point: hooks installed by any version name `gitmemfs.hookmain`
 (see `core.detach.BOOT`), so this module stays here, at the top, imported by
@@ -23,6 +24,20 @@ from gitmemfs.core.redact import redact
 from gitmemfs.gate import check
 
 HEADER = "Frontmatter validation failed:"  # upstream's wording; agents know it
+# The hooks that only judge and answer: nothing of theirs outlives them.
+_JUDGES = ("pre-commit", "pre-merge-commit", "pre-receive", "update")
+
+
+def run(argv: list[str]) -> None:
+    """main(), then exit. A judging hook leaves at once (`os._exit`, after flushing):
+    it has no thread, log or atexit work, and Python's own tear-down of the modules
+    it imported costs ~2 ms of every commit. The others exit as usual."""
+    code = main(argv)
+    if argv and argv[0] in _JUDGES:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def main(argv: list[str]) -> int:

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
 # gitmemfs) goes first on sys.path, SITE folders (where PyYAML lives, for `-S`, which
 # skips site.py) go last. An empty LIB means "gitmemfs is installed": never put ''
 # (the cwd) on sys.path. It names `gitmemfs.hookmain`, which must never move: hooks
-# installed by every earlier version run it.
+# installed by every earlier version run it (those call its `main`, which stays too).
 BOOT = ("import sys; lib, *site = sys.argv[1].split(':'); sys.path[:0] = [lib] if lib else []; "
-        "sys.path += site; from gitmemfs.hookmain import main; sys.exit(main(sys.argv[2:]))")
+        "sys.path += site; from gitmemfs.hookmain import run; run(sys.argv[2:])")
 LIB = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
