@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import git
+from gitmemfs.core import git, index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping, Sequence
+    from typing import Iterable, Mapping, Sequence
 
+GITLINK = 0o160000
 # Past this many blobs one `cat-file --batch` is cheaper than reading them one by one.
 MAX_LOOSE = 64
 # Environment that moves the objects away from `<work tree>/.git/objects`.
@@ -72,6 +73,17 @@ class Reader:
         self.env = env
         self.objects = objects_dir(cwd, env)
         self._batch: git.BlobReader | None = None
+        self._staged: Staged | None = None
+
+    def know_staged(self, changed: Iterable[str], oid_size: int) -> None:
+        """Let `:path` and `HEAD:path` be looked up in the index file (core/index.py):
+        `changed` is every path the staged diff against HEAD lists, so a path not
+        among them, nor under one of them, is the same in HEAD as in the index."""
+        if self.objects is not None:
+            index_file = (self.env or {}).get("GIT_INDEX_FILE") or os.environ.get("GIT_INDEX_FILE") \
+                or os.path.join(self.cwd, ".git", "index")
+            self._staged = Staged(os.path.join(self.cwd, index_file), os.path.dirname(self.objects),
+                                  set(changed), oid_size)
 
     def __enter__(self) -> Reader:
         return self
@@ -96,6 +108,12 @@ class Reader:
         found: dict[str, bytes | None] = {}
         if self.objects is not None and len(specs) <= MAX_LOOSE:
             for spec in specs:
+                if self._staged is not None and spec.startswith((":", "HEAD:")):
+                    try:
+                        found[spec] = self._staged.read(self.objects, spec)
+                    except index.Unsure:
+                        pass
+                    continue
                 data = read_loose(self.objects, spec)
                 if data is not None:
                     found[spec] = data
@@ -105,3 +123,36 @@ class Reader:
                 self._batch = git.BlobReader(self.cwd, env=self.env)
             found.update(self._batch.read_many(rest))
         return found
+
+
+class Staged:
+    """`:path` and `HEAD:path` answered from the index file and loose objects, while
+    a commit is being judged; `index.Unsure` whenever only git can tell."""
+
+    def __init__(self, index_file: str, git_dir: str, changed: set[str], oid_size: int):
+        self.index_file = index_file
+        self.git_dir = git_dir
+        self.changed = changed
+        self.oid_size = oid_size
+
+    def read(self, objects: str, spec: str) -> bytes | None:
+        head = spec.startswith("HEAD:")
+        path = spec[5:] if head else spec[1:]
+        # What git's `:path` syntax reads otherwise: `:N:path` (a stage), `:/text`
+        # (a commit message search), `./` and `../` (relative to the current folder).
+        if not path or path[0] in "/." and (path.startswith(("/", "./", "../")) or path in (".", "..")) \
+                or not head and len(path) > 1 and path[1] == ":" and path[0] in "0123":
+            raise index.Unsure("a path git reads another way")
+        if head and (path in self.changed or any(c.startswith(path + "/") for c in self.changed)):
+            raise index.Unsure("a path the commit changes")
+        found = index.lookup(self.index_file, self.git_dir, path, self.oid_size)
+        if found.folder and head:
+            raise index.Unsure("a folder (HEAD:folder is a tree)")
+        if found.entry is None:
+            return None
+        if found.entry.mode == GITLINK:
+            raise index.Unsure("a gitlink")
+        data = read_loose(objects, found.entry.oid)
+        if data is None:
+            raise index.Unsure("not a loose blob")
+        return data

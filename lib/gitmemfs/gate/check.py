@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, constraints, git, rules
+from gitmemfs.core import approval, constraints, git, gitconfig, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 
@@ -107,6 +107,10 @@ class Context:
 
 
 SETTINGS = ["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"]
+SETTING_KEYS = ("memory.checkscope", "memory.layout", "memory.approvaltrailers")
+# Every staged change against HEAD. --ignore-submodules=none: a diff.ignoreSubmodules
+# setting must not hide a gitlink change from the gate.
+STAGED_DIFF = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none"]
 
 
 def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None = None) -> dict[str, str]:
@@ -120,6 +124,19 @@ def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None
         if key:
             found[key.lower()] = value
     return found
+
+
+def _settings_here(cwd: str, env: dict[str, str] | None) -> dict[str, str] | None:
+    """`settings()` without git, for a repository at `cwd` with its own `.git`
+    folder, when core/gitconfig.py is sure of the answer; else None."""
+    git_dir = os.path.join(cwd, ".git")
+    if not os.path.isdir(git_dir):
+        return None
+    found = gitconfig.read(git_dir, {**os.environ, **env} if env else None)
+    if found is None:
+        return None
+    # As `git config --get-regexp` gives them: the last value; a bare key is "".
+    return {key: found[key][-1] or "" for key in SETTING_KEYS if key in found}
 
 
 def _layout_name(configured: str | None, has_index: bool) -> str:
@@ -338,18 +355,25 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     from gitmemfs.core import loose
 
     with loose.Reader(cwd, env=env) as reader:
-        # The diff, the settings and the cat-file for index look-ups start together:
-        # their start-ups overlap, which is most of what each costs.
-        reader.start()
-        res, config = git.run_light_many([["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev"],
-                                          SETTINGS], cwd=cwd, env=env)
+        # Usually the diff is the one git process: the settings are read from the
+        # config files (core/gitconfig.py), and the few index look-ups from the index
+        # file (core/index.py). When either is unsure, git answers: the diff and the
+        # settings then start together, so their start-ups overlap on a second core.
+        found = _settings_here(cwd, env)
+        if found is None:
+            res, config = git.run_light_many([STAGED_DIFF, SETTINGS], cwd=cwd, env=env)
+            found = settings(cwd, env, config)
+        else:
+            res = git.run_light(STAGED_DIFF, cwd=cwd, env=env, check=False)
         if res.code != 0:
             raise git.GitError(res.argv, res.code, res.raw, res.err_raw)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
+        if changes:
+            oid = changes[0].new_oid or changes[0].old_oid or ""
+            reader.know_staged((ch.path for ch in changes), len(oid) // 2)
         changes += _merge_guards(cwd, env)
         if not changes:
             return Report("staged", [], 0)
-        found = settings(cwd, env, config)
         if scope is None:
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
