@@ -77,15 +77,28 @@ def test_what_it_cannot_follow_it_leaves_to_git(tmp_path: Path, hermetic: Path) 
     repo = index_repo(tmp_path, ["a", "b"], 2)
     git("update-index", "--split-index", cwd=repo)
     with pytest.raises(index.Unsure):
-        index.lookup(str(repo / ".git" / "index"), str(repo / ".git"), "b")
+        index.IndexFile(str(repo / ".git" / "index"), str(repo / ".git")).lookup("b")
     git("update-index", "--no-split-index", cwd=repo)
     for name in list((repo / ".git").iterdir()):
         if name.name.startswith("sharedindex."):
             name.unlink()
-    assert index.lookup(str(repo / ".git" / "index"), str(repo / ".git"), "b").entry is not None
+    assert index.IndexFile(str(repo / ".git" / "index"), str(repo / ".git")).lookup("b").entry is not None
     many = index_repo(tmp_path, [f"f{i:05d}" for i in range(index.MAX_WALK + 10)], 2)
     with pytest.raises(index.Unsure):
         index.find((many / ".git" / "index").read_bytes(), b"zz")
+
+
+def test_a_big_index_is_read_as_far_as_needed(tmp_path: Path, hermetic: Path) -> None:
+    """Names past the first 64 KiB are found all the same (the file is then read whole)."""
+    paths = [f"d{i:04d}/{'n' * 40}" for i in range(2000)]
+    repo = index_repo(tmp_path, paths, 2)
+    assert (repo / ".git" / "index").stat().st_size > index.IndexFile.HEAD
+    entries = ls_files(repo)
+    reader = index.IndexFile(str(repo / ".git" / "index"), str(repo / ".git"))
+    for path in (paths[0], paths[1500], paths[-1], "d1999", "zz"):
+        found = reader.lookup(path)
+        assert (found.entry and found.entry.oid) == (entries[path][1] if path in entries else None)
+    assert reader.lookup("d1999").folder
 
 
 def test_a_conflict_is_left_to_git(tmp_path: Path, hermetic: Path) -> None:

@@ -21,7 +21,10 @@ import sys
 from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.redact import redact
-from gitmemfs.gate import check
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitmemfs.gate import check  # imported where used: pre-commit starts git first
 
 HEADER = "Frontmatter validation failed:"  # upstream's wording; agents know it
 # The hooks that only judge and answer: nothing of theirs outlives them.
@@ -71,8 +74,13 @@ def main(argv: list[str]) -> int:
 
 def pre_commit(args: list[str], stdin: bytes | None) -> int:
     """pre-commit and pre-merge-commit: the staged tree against HEAD."""
+    cwd, env = os.getcwd(), git.hook_env()
     try:
-        report = check.staged(os.getcwd(), env=check.hook_env())
+        # The diff first: git works on it while this process imports the rules.
+        diff = git.start_light(git.STAGED_DIFF, cwd=cwd, env=env)
+        from gitmemfs.gate import check
+
+        report = check.staged(cwd, env=env, diff=diff)
     except MemfsError as exc:
         return _fail(f"error: git-memfs could not check this commit: {exc}")
     if report.ok:
@@ -115,6 +123,8 @@ def update(args: list[str], stdin: bytes | None) -> int:
 
 
 def _gate(updates: list[tuple[str, str, str]]) -> int:
+    from gitmemfs.gate import check
+
     try:
         report = check.pushed(os.getcwd(), updates)
     except MemfsError as exc:

@@ -90,6 +90,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 # -- check ---------------------------------------------------------------------------------
 
 def do_check(args: argparse.Namespace, ctx: Any) -> Report:
+    from gitmemfs.core import git
     from gitmemfs.gate import check, hooks
 
     # The repository the command runs in (a hook, the pre-commit framework, CI), not
@@ -99,7 +100,7 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
         if where.bare:
             raise UsageError("git memory check --staged needs a work tree; in a bare repository use --all "
                              "or a REV_RANGE")
-        report = check.staged(where.cwd, env=check.hook_env())
+        report = check.staged(where.cwd, env=git.hook_env())
         what = "staged changes"
     elif args.range:
         report = check.commit_range(where.cwd, args.range)

@@ -71,6 +71,10 @@ _NON_INTERACTIVE = {
 # gate that reads the substitute passes what it never saw (issue 12, item 2).
 # (A graft file path that cannot exist: /dev/null itself would make git print its
 # grafts deprecation hint in every command.)
+# The staged tree against HEAD as the gates read it: every change, raw, full ids.
+# --ignore-submodules=none: a diff.ignoreSubmodules setting must not hide a gitlink
+# change from the gate.
+STAGED_DIFF = ("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none")
 OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts")}
 
 
@@ -150,6 +154,14 @@ def _summary(text: str) -> str:
     key = [ln for ln in lines if ln.startswith(("fatal:", "error:", "remote:", "! "))]
     picked = key[:3] if key else lines[-2:]
     return " / ".join(picked)[:600]
+
+
+def hook_env() -> dict[str, str] | None:
+    """Inside a git hook, keep the index git gave us (made absolute)."""
+    index = os.environ.get("GIT_INDEX_FILE")
+    if not index:
+        return None
+    return {"GIT_INDEX_FILE": os.path.abspath(index)}
 
 
 def argv_for(args: Sequence[str]) -> list[str]:
@@ -305,26 +317,44 @@ def run_light_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[
     before any is waited for, so their start-ups overlap on a second core. Each one's
     output is read to the end in turn; one that fills its pipe just waits for us."""
     env = environment(env)
-    children = []
+    started: list[Started] = []
     try:
         for args in commands:
-            argv = _located(argv_for(args), cwd)
-            try:
-                children.append(_Child(argv, env, stdin=False))
-            except FileNotFoundError:
-                raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
-            except OSError as exc:
-                raise GitError(argv, -1, stderr=str(exc)) from None
-        results = []
-        for child in children:
-            out, err = child.communicate(None, timeout)
-            results.append(Result(child.returncode, out, err, child.argv))
-        return results
+            started.append(Started(_located(argv_for(args), cwd), env))
+        return [one.result(timeout) for one in started]
     except BaseException:
-        for child in children:
-            child.kill()
-            child.close_pipes()
+        for one in started:
+            one.stop()
         raise
+
+
+def start_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+                env: Mapping[str, str] | None = None) -> Started:
+    """Start a short read-only git command (no input) and return at once; its
+    `result()` later. The hook starts its diff first and imports the rules while
+    git works, on the second core."""
+    return Started(_located(argv_for(args), cwd), environment(env))
+
+
+class Started:
+    """A git command running in the background, read to the end by `result()`."""
+
+    def __init__(self, argv: list[str], env: Mapping[str, str]):
+        try:
+            self.child = _Child(argv, env, stdin=False)
+        except FileNotFoundError:
+            raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
+        except OSError as exc:
+            raise GitError(argv, -1, stderr=str(exc)) from None
+
+    def result(self, timeout: float | None = DEFAULT_TIMEOUT) -> Result:
+        """Its output and exit code (check=False); a timeout kills it."""
+        out, err = self.child.communicate(None, timeout)
+        return Result(self.child.returncode, out, err, self.child.argv)
+
+    def stop(self) -> None:
+        self.child.kill()
+        self.child.close_pipes()
 
 
 def _spooled(argv: list[str], env: dict[str, str], data: bytes | None, timeout: float | None,
@@ -489,6 +519,8 @@ class _Child:
     def wait(self, limit: float | None, timeout: float | None = None) -> int:
         """Reap the process within `limit` seconds (GitError on timeout)."""
         deadline = None if limit is None else time.monotonic() + limit
+        if deadline is not None:
+            self._sleep_until_exit(limit)  # type: ignore[arg-type]
         delay = 0.0002
         while True:
             pid, status = os.waitpid(self.pid, 0 if deadline is None else os.WNOHANG)
@@ -499,6 +531,20 @@ class _Child:
                 raise GitError(self.argv, -1, timed_out=True, timeout=timeout if timeout is not None else limit)
             time.sleep(delay)
             delay = min(delay * 2, 0.02)
+
+    def _sleep_until_exit(self, limit: float) -> None:
+        """Wake when the process ends (a pidfd, Linux 5.3+), at most `limit` seconds:
+        exact, where sleeping in steps overshoots by up to a step on every git call."""
+        try:
+            fd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            return  # the steps below do it
+        try:
+            poller = select.poll()
+            poller.register(fd, select.POLLIN)
+            poller.poll(limit * 1000)
+        finally:
+            os.close(fd)
 
     def kill(self) -> None:
         if self.returncode != -1:

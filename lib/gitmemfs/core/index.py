@@ -24,6 +24,10 @@ class Unsure(Exception):
     """Only git can answer this look-up."""
 
 
+class Truncated(Unsure):
+    """The bytes end before the walk does (a partial read, or a damaged file)."""
+
+
 class Entry:
     __slots__ = ("mode", "oid")
 
@@ -43,17 +47,40 @@ class Found:
         self.folder = folder
 
 
-def lookup(index_file: str, git_dir: str, path: str, oid_size: int = 20) -> Found:
-    """The entry at `path` (stage 0) in the index file at `index_file`, of the
-    repository whose git folder is `git_dir`."""
-    if _split(git_dir):
-        raise Unsure("a split index")
-    try:
-        with open(index_file, "rb") as fh:
-            data = fh.read()
-    except OSError:
-        raise Unsure(f"cannot read {index_file}") from None
-    return find(data, path.encode("utf-8", "surrogateescape"), oid_size)
+class IndexFile:
+    """One index file, read once and only as far as the look-ups need: its first
+    64 KiB hold the names that sort first, which is where the hook's paths are."""
+
+    HEAD = 1 << 16
+
+    def __init__(self, path: str, git_dir: str):
+        self.path = path
+        self.git_dir = git_dir
+        self._data: bytes | None = None
+        self._whole = False
+
+    def lookup(self, path: str, oid_size: int = 20) -> Found:
+        """The entry at `path` (stage 0)."""
+        if self._data is None:
+            if _split(self.git_dir):
+                raise Unsure("a split index")
+            self._data = self._read(self.HEAD)
+            self._whole = len(self._data) < self.HEAD
+        target = path.encode("utf-8", "surrogateescape")
+        try:
+            return find(self._data, target, oid_size)
+        except Truncated:
+            if self._whole:
+                raise Unsure("a truncated index") from None
+        self._data, self._whole = self._read(-1), True
+        return find(self._data, target, oid_size)
+
+    def _read(self, size: int) -> bytes:
+        try:
+            with open(self.path, "rb") as fh:
+                return fh.read(size)
+        except OSError:
+            raise Unsure(f"cannot read {self.path}") from None
 
 
 def _split(git_dir: str) -> bool:
@@ -65,7 +92,9 @@ def _split(git_dir: str) -> bool:
 
 def find(data: bytes, target: bytes, oid_size: int = 20) -> Found:
     """`lookup` on the index file's bytes."""
-    if len(data) < 12 or data[:4] != b"DIRC":
+    if len(data) < 12:
+        raise Truncated("a truncated index")
+    if data[:4] != b"DIRC":
         raise Unsure("not an index file")
     version = int.from_bytes(data[4:8], "big")
     count = int.from_bytes(data[8:12], "big")
@@ -83,7 +112,7 @@ def find(data: bytes, target: bytes, oid_size: int = 20) -> Found:
         if seen >= MAX_WALK:
             raise Unsure("a long walk")
         if pos + fixed > len(data):
-            raise Unsure("a truncated index")
+            raise Truncated("a truncated index")
         flags = int.from_bytes(data[pos + fixed - 2:pos + fixed], "big")
         start = pos + fixed + (2 if flags & _EXTENDED else 0)
         if flags & _EXTENDED and version < 3:
@@ -92,14 +121,14 @@ def find(data: bytes, target: bytes, oid_size: int = 20) -> Found:
             strip, start = _varint(data, start)
             stop = data.find(b"\0", start)
             if stop < 0 or strip > len(previous):
-                raise Unsure("a truncated index")
+                raise Truncated("a truncated index")
             name = previous[:len(previous) - strip] + data[start:stop]
             following = stop + 1
         else:
             length = flags & _NAME_MASK
             stop = start + length if length < _NAME_MASK else data.find(b"\0", start)
             if stop < 0 or stop > len(data):
-                raise Unsure("a truncated index")
+                raise Truncated("a truncated index")
             name = data[start:stop]
             following = pos + ((stop - pos + 8) & ~7)
         previous = name
@@ -122,13 +151,13 @@ def find(data: bytes, target: bytes, oid_size: int = 20) -> Found:
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     """git's offset varint (index v4): 7 bits a byte, each continuation adds one."""
     if pos >= len(data):
-        raise Unsure("a truncated index")
+        raise Truncated("a truncated index")
     byte = data[pos]
     value = byte & 0x7F
     while byte & 0x80:
         pos += 1
         if pos >= len(data):
-            raise Unsure("a truncated index")
+            raise Truncated("a truncated index")
         byte = data[pos]
         value = ((value + 1) << 7) | (byte & 0x7F)
     return value, pos + 1

@@ -108,9 +108,6 @@ class Context:
 
 SETTINGS = ["config", "-z", "--get-regexp", r"^memory\.(checkscope|layout|approvaltrailers)$"]
 SETTING_KEYS = ("memory.checkscope", "memory.layout", "memory.approvaltrailers")
-# Every staged change against HEAD. --ignore-submodules=none: a diff.ignoreSubmodules
-# setting must not hide a gitlink change from the gate.
-STAGED_DIFF = ["diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none"]
 
 
 def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None = None) -> dict[str, str]:
@@ -343,11 +340,13 @@ def _judge(ch: Change, blobs: dict[str, bytes | None], scope: str, ctx: Context)
                               approvals=ctx.approvals)
 
 
-def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None) -> Report:
+def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None,
+           diff: git.Started | None = None) -> Report:
     """Staged changes against HEAD (or the empty tree before the first commit).
 
     `env` passes the hook's GIT_INDEX_FILE through, so `git commit -- paths` (which
-    stages into a temporary index) is checked as it will be committed.
+    stages into a temporary index) is checked as it will be committed. `diff` is
+    `git.STAGED_DIFF` already started (the hook starts it before importing this).
     """
     # A small commit's blobs are loose objects, read without a second git process;
     # the rest go through one cat-file (core/loose.py).
@@ -360,11 +359,15 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
         # file (core/index.py). When either is unsure, git answers: the diff and the
         # settings then start together, so their start-ups overlap on a second core.
         found = _settings_here(cwd, env)
-        if found is None:
-            res, config = git.run_light_many([STAGED_DIFF, SETTINGS], cwd=cwd, env=env)
+        if diff is not None:
+            loose.warm()
+            res = diff.result()
+            found = settings(cwd, env) if found is None else found
+        elif found is None:
+            res, config = git.run_light_many([git.STAGED_DIFF, SETTINGS], cwd=cwd, env=env)
             found = settings(cwd, env, config)
         else:
-            res = git.run_light(STAGED_DIFF, cwd=cwd, env=env, check=False)
+            res = git.run_light(git.STAGED_DIFF, cwd=cwd, env=env, check=False)
         if res.code != 0:
             raise git.GitError(res.argv, res.code, res.raw, res.err_raw)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
@@ -636,10 +639,3 @@ def _is_commit(cwd: str, rev: str, env: dict[str, str] | None) -> bool:
         res = git.run_light(["cat-file", "-t", rev + "^{}"], cwd=cwd, env=env, check=False)
     return res.code == 0 and res.out.strip() == "commit"
 
-
-def hook_env() -> dict[str, str] | None:
-    """Inside a git hook, keep the index git gave us (made absolute)."""
-    index = os.environ.get("GIT_INDEX_FILE")
-    if not index:
-        return None
-    return {"GIT_INDEX_FILE": os.path.abspath(index)}

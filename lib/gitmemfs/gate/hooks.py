@@ -153,6 +153,7 @@ def _python_script(name: str, python: str, flags: str, paths: str) -> str | None
 # (A Python script that git starts directly, without a shell.)
 py='{python}'
 lib='{paths}'
+import gc; gc.disable()  # it lives for milliseconds: collecting is wasted work
 import sys; first, *site = lib.split(':'); sys.path[:0] = [first] if first else []; sys.path += site
 from gitmemfs.hookmain import run; run([{name!r}, sys.argv[0], *sys.argv[1:]])
 """
