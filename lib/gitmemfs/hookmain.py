@@ -22,10 +22,6 @@ from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.redact import redact
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from gitmemfs.gate import check  # imported where used: pre-commit starts git first
-
 HEADER = "Frontmatter validation failed:"  # upstream's wording; agents know it
 # The hooks that only judge and answer: nothing of theirs outlives them.
 _JUDGES = ("pre-commit", "pre-merge-commit", "pre-receive", "update")
