@@ -1,7 +1,6 @@
 """The edit subcommands of `git memory` and `git memory call`."""
 from __future__ import annotations
 
-import argparse
 import os
 import stat
 import sys
@@ -10,6 +9,7 @@ from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse  # only register() needs it at run time: an edit's usual line never does
     from typing import Any
 
     from gitmemfs.core.outcome import Outcome
@@ -82,6 +82,8 @@ def _integer(text: str) -> int:
     try:
         return int(text)
     except ValueError:
+        import argparse
+
         raise argparse.ArgumentTypeError(f"LINE must be an integer, got {text!r}") from None
 
 

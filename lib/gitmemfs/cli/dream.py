@@ -7,7 +7,8 @@ import sys
 from typing import Any, Sequence
 
 from gitmemfs import __version__
-from gitmemfs.cli.common import Parser, add_global_options, boundary, print_json, print_text
+from gitmemfs.cli.common import boundary, print_json, print_text
+from gitmemfs.cli.parser import Parser, add_global_options
 from gitmemfs.core.repo import open_repo
 
 DESCRIPTION = """\

@@ -1,17 +1,18 @@
 """`git memory`: the memory command. Subcommands live in cmd_*.py modules."""
 from __future__ import annotations
 
-import argparse
 import sys
 
-from gitmemfs import __version__
-from gitmemfs.cli.common import PAYLOAD_COMMANDS, Parser, add_global_options, boundary, emit
+from gitmemfs.cli.common import PAYLOAD_COMMANDS, boundary, emit
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.repo import Repo, choice_note, open_repo
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
-    from typing import Sequence
+    import argparse
+    from typing import Any, Sequence
+
+    from gitmemfs.cli.parser import Parser
 
     # The modules MODULES names, for readers and for the import contract (which then
     # sees these edges and would flag a cycle back to this module).
@@ -54,12 +55,19 @@ See git memory help COMMAND, or man git-memory."""
 class Context:
     """What handlers need besides their own arguments."""
 
-    def __init__(self, args: argparse.Namespace, parser: argparse.ArgumentParser):
+    def __init__(self, args: Any, parser: argparse.ArgumentParser | None = None):
         self.args = args
-        self.parser = parser  # for `help`, which prints any command's help
+        self._parser = parser
         self.json: bool = bool(getattr(args, "json", False))
         self.quiet: bool = bool(getattr(args, "quiet", False))
         self.memory_dir: str | None = getattr(args, "memory_dir", None)
+
+    @property
+    def parser(self) -> argparse.ArgumentParser:
+        """The whole parser, for `help`, which prints any command's help."""
+        if self._parser is None:
+            self._parser = build_parser()
+        return self._parser
 
     def repo(self, *, require_memory: bool = True) -> Repo:
         repo = open_repo(self.memory_dir, require_memory=require_memory)
@@ -72,6 +80,11 @@ class Context:
 def build_parser(command: str | None = None) -> Parser:
     """The whole parser; with `command`, only up to the module that registers it (an
     edit pays for its own subcommands, not for all of them). Unknown: all of them."""
+    import argparse
+
+    from gitmemfs import __version__
+    from gitmemfs.cli.parser import Parser, add_global_options
+
     parser = Parser(prog="git memory", description=DESCRIPTION, epilog=EPILOG,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_global_options(parser, suppress=False)
@@ -112,6 +125,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str]) -> int:
+    from gitmemfs.cli import fastargs
+
+    args = fastargs.parse(argv, lambda name: getattr(module("cmd_edit"), name))
+    if args is None:
+        args, parser = _parse(argv)
+    else:
+        parser = None  # an edit's usual line, read without argparse (cli/fastargs.py)
+    ctx = Context(args, parser)
+    return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet,
+                payload=args.command in PAYLOAD_COMMANDS)
+
+
+def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Parser]:
+    import argparse
+
     command = command_word(argv)
     parser = build_parser(command)
     if command is not None and not any(command in a.choices for a in parser._actions
@@ -121,9 +149,7 @@ def _main(argv: Sequence[str]) -> int:
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
                          details={"usage": parser.format_usage().strip()})
-    ctx = Context(args, parser)
-    return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet,
-                payload=args.command in PAYLOAD_COMMANDS)
+    return args, parser
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ import sys
 from typing import Sequence
 
 from gitmemfs import __version__
-from gitmemfs.cli.common import Parser, add_global_options, boundary, emit
+from gitmemfs.cli.common import boundary, emit
+from gitmemfs.cli.parser import Parser, add_global_options
 from gitmemfs.core import memfile
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.outcome import Outcome

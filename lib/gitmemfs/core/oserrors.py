@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 
 # errno -> (what happened, what to do next)
 _KNOWN: dict[int, tuple[str, str]] = {
@@ -27,8 +26,8 @@ _BY_TEXT["Out of diskspace"] = errno.ENOSPC  # git's write_or_die wording
 
 
 # git lines that report a failed write without saying why ("couldn't write '…main.lock'").
-_WRITE_FAILED = re.compile(r"couldn't write|write error|unable to write|failed to write|short write"
-                           r"|could not write")
+_WRITE_FAILED = (r"couldn't write|write error|unable to write|failed to write|short write"
+                 r"|could not write")  # a pattern, compiled when a failure is read
 _FULL_BELOW = 1 << 20  # bytes free: a failed write on a filesystem this full is "disk full"
 
 
@@ -49,7 +48,9 @@ def classify(exc: BaseException, near: str = "") -> tuple[int, str] | None:
                 return code, _where(line.replace(text, ""))
     if near:
         for line in stderr.splitlines():
-            if _WRITE_FAILED.search(line) and _nearly_full(near):
+            import re  # only when git reported a failure
+
+            if re.search(_WRITE_FAILED, line) and _nearly_full(near):
                 quoted = re.search(r"'([^']+)'", line)
                 return errno.ENOSPC, quoted.group(1) if quoted else _where(line)
     return None

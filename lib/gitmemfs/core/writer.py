@@ -11,11 +11,8 @@ writer undo the half-done work of one that was killed mid-edit.
 """
 from __future__ import annotations
 
-import base64
 import errno
-import json
 import os
-import re
 import zlib
 
 from gitmemfs.core import approval, constraints, hookless, memfile, nofollow, oserrors, rules
@@ -206,7 +203,7 @@ class WriteSession:
         return sha or ""
 
 
-_LOCK_EXISTS = re.compile(r"Unable to create '([^']+\.lock)': File exists")
+_LOCK_EXISTS = r"Unable to create '([^']+\.lock)': File exists"  # compiled on a failure only
 
 
 def _file_in_the_way(root: str, exc: BaseException) -> str | None:
@@ -224,7 +221,9 @@ def _file_in_the_way(root: str, exc: BaseException) -> str | None:
 
 def _held_git_lock(exc: BaseException) -> str | None:
     """The lock file named when git failed because another git holds it (exit 3, busy)."""
-    match = _LOCK_EXISTS.search(getattr(exc, "stderr", "") or "") if isinstance(exc, GitError) else None
+    import re
+
+    match = re.search(_LOCK_EXISTS, getattr(exc, "stderr", "") or "") if isinstance(exc, GitError) else None
     return match.group(1) if match else None
 
 
@@ -514,14 +513,19 @@ def _digest(data: bytes | None) -> str | None:
 
 def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
                    olds: dict[str, bytes | None]) -> None:
-    record = {
-        "head": head,
-        "paths": {ch.path: {"old": None if olds[ch.path] is None else base64.b64encode(olds[ch.path]).decode(),
-                            "new": _digest(ch.content)} for ch in changes},
-    }
+    """JSON in which every text is hex or a digest, so it is written without the json
+    and base64 modules (~2 ms of every edit): version 2 (names and contents in hex)."""
+    def text(value: str | None) -> str:
+        return "null" if value is None else f'"{value}"'
+
+    paths = ", ".join(
+        f'"{ch.path.encode("utf-8", "surrogateescape").hex()}": '
+        f'{{"old": {text(None if olds[ch.path] is None else olds[ch.path].hex())}, '  # type: ignore[union-attr]
+        f'"new": {text(_digest(ch.content))}}}' for ch in changes)
+    record = f'{{"version": 2, "head": {text(head)}, "paths": {{{paths}}}}}'
     tmp = _journal_path(repo) + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        json.dump(record, fh)
+    with open(tmp, "w", encoding="ascii") as fh:
+        fh.write(record)
         fh.flush()
         if durable(repo):
             os.fsync(fh.fileno())
@@ -534,6 +538,22 @@ def _clear_journal(repo: Repo) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+
+
+def _journal_paths(record: dict) -> list[tuple[str, dict]]:
+    """(path, {"old": bytes or None, "new": digest}) of a journal: version 2 (hex), or
+    the base64 of journals left by earlier versions."""
+    out = []
+    for key, info in record.get("paths", {}).items():
+        if record.get("version") == 2:
+            rel = bytes.fromhex(key).decode("utf-8", "surrogateescape")
+            old = None if info.get("old") is None else bytes.fromhex(info["old"])
+        else:
+            import base64
+
+            rel, old = key, None if info.get("old") is None else base64.b64decode(info["old"])
+        out.append((rel, {"old": old, "new": info.get("new")}))
+    return out
 
 
 def _stale_lock_candidates(repo: Repo) -> list[str]:
@@ -577,6 +597,8 @@ def recover(repo: Repo) -> bool:
     """
     try:
         with open(_journal_path(repo), encoding="utf-8") as fh:
+            import json  # only after a crash: every edit comes here first
+
             record = json.load(fh)
     except FileNotFoundError:
         return False
@@ -586,8 +608,8 @@ def recover(repo: Repo) -> bool:
     _drop_stale_index_lock(repo)
     if repo.head() == record.get("head"):
         olds: dict[str, bytes | None] = {}
-        for rel, info in record.get("paths", {}).items():
-            old = None if info.get("old") is None else base64.b64decode(info["old"])
+        for rel, info in _journal_paths(record):
+            old = info["old"]
             current = _read_or_none(repo.root, os.path.join(repo.root, *rel.split("/")))
             if _digest(current) in (info.get("new"), _digest(old)):
                 olds[rel] = old

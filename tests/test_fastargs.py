@@ -1,0 +1,87 @@
+"""cli/fastargs.py reads an edit's usual command line as argparse does, and leaves
+every other line to argparse: generated command lines, both parsers, one answer."""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, memory
+from gitmemfs.cli import cmd_edit, fastargs
+from gitmemfs.cli import memory as cli
+from gitmemfs.core.errors import UsageError
+
+COMMANDS = sorted(fastargs.SHAPES)
+OPTIONS = ["-m", "--reason", "-d", "--description", "--all", "--json", "-q", "--quiet", "--memory-dir",
+           "--reas", "-h", "--", "-mx", "--reason=r", "-x"]
+WORDS = ["a.md", "system/x.md", "", "3", "0", "-3", "-", "text with spaces", "-not an option", "é", "3.5",
+         " 7", "reason", "notes/"]
+TOKEN = st.one_of(st.sampled_from(OPTIONS), st.sampled_from(WORDS), st.sampled_from(COMMANDS))
+
+
+def argparse_answer(argv: list[str]) -> dict | None:
+    try:
+        args, _parser = cli._parse(argv)
+    except UsageError:
+        return None
+    except SystemExit:  # -h prints and exits: not a line the fast path may read
+        return None
+    return _plain(vars(args))
+
+
+def _plain(values: dict) -> dict:
+    return {k: (v.__name__ if callable(v) else v) for k, v in values.items()}
+
+
+def fast_answer(argv: list[str]) -> dict | None:
+    args = fastargs.parse(argv, lambda name: getattr(cmd_edit, name))
+    return None if args is None else _plain(vars(args))
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    before = draw(st.lists(st.sampled_from(["--json", "-q", "--quiet", "--memory-dir", "/m"]), max_size=2))
+    command = draw(st.sampled_from(COMMANDS))
+    positionals = draw(st.lists(st.sampled_from(WORDS), max_size=4))
+    after = draw(st.lists(TOKEN, max_size=7))
+    return [*before, command, *positionals, *after]
+
+
+@settings(max_examples=1500, deadline=None)
+@given(argv=command_lines())
+@example(argv=["str_replace", "a.md", "old", "new", "-m", "why"])
+@example(argv=["--json", "create", "a.md", "-d", "D", "-m", "r", "-q"])
+@example(argv=["create", "a.md", "body", "-d", "D", "-m", "r"])
+@example(argv=["insert", "a.md", " 7", "t", "-m", "r", "--memory-dir", "/x"])
+@example(argv=["str-replace", "a", "b", "c", "--all", "-m", "r", "--json"])
+@example(argv=["--memory-dir", "/a", "delete", "x/", "--memory-dir", "/b", "-m", "r"])
+def test_the_fast_path_answers_as_argparse_does(argv: list[str]) -> None:
+    fast = fast_answer(argv)
+    if fast is not None:
+        assert fast == argparse_answer(argv), argv
+
+
+def test_the_usual_lines_take_the_fast_path() -> None:
+    """The point: the lines agents send are read without argparse."""
+    for argv in (["str_replace", "a.md", "old", "new", "-m", "why"],
+                 ["create", "notes/a.md", "body", "-d", "About a", "-m", "why", "--json"],
+                 ["insert", "a.md", "2", "line", "-m", "why"], ["delete", "a/", "-m", "why"],
+                 ["rename", "a.md", "b.md", "-m", "why"], ["update_description", "a.md", "d", "-m", "why"]):
+        assert fast_answer(argv) is not None, argv
+
+
+def test_an_edit_imports_no_argparse(mem: Path) -> None:
+    """End to end through bin/git-memory: the edit lands, and argparse (with re, enum,
+    gettext behind it) was never imported."""
+    probe = ("import sys, runpy; sys.argv = ['git-memory', *sys.argv[1:]]; "
+             "from gitmemfs.cli.memory import main; code = main(); "
+             "print(sorted(m for m in ('argparse', 're', 'json', 'base64') if m in sys.modules)); sys.exit(code)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
+    proc = subprocess.run([os.sys.executable, "-S", "-c", probe, "str_replace", "system/persona.md", "I am", "I'm",
+                           "-m", "shorter"], cwd=mem, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
+    assert memory("view", "system/persona.md", cwd=mem).stdout.count("I'm") >= 1
