@@ -12,8 +12,6 @@ if TYPE_CHECKING:
     import argparse
     from typing import Any, Sequence
 
-    from gitmemfs.cli.parser import Parser
-
     # The modules MODULES names, for readers and for the import contract (which then
     # sees these edges and would flag a cycle back to this module).
     from gitmemfs.cli import (  # noqa: F401
@@ -29,6 +27,7 @@ if TYPE_CHECKING:
         cmd_remote,
         cmd_view,
     )
+    from gitmemfs.cli.parser import Parser
 
 # Each module adds its subcommands; order is the order of `git memory -h`. They are
 # imported as the parser is built, so an edit loads cmd_edit alone (the others pull in

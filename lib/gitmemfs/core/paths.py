@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 
 
-
 class PathError(ValueError):
     """An invalid memory path; the message is user-facing."""
 
