@@ -205,3 +205,35 @@ def test_a_failing_commit_of_a_tracked_file_reports_git_not_no_effect(mem: Path,
         pytest.skip("git found an identity from the system (hostname/EMAIL)")
     assert "set AGENT_ID" in proc.stderr and "no effective changes" not in proc.stderr
     assert snapshot(mem) == before
+
+
+def _started(log: Path) -> list[str]:
+    return [line for line in (log.read_text() if log.exists() else "").splitlines()
+            if " start " in line and "maintenance run --auto" in line]
+
+
+def test_git_housekeeping_still_follows_an_edit(mem: Path, tmp_path: Path) -> None:
+    """git runs `maintenance run --auto` after a commit; the edit starts it detached
+    (in its own session, not waited for, not holding the writer lock)."""
+    import os
+    import time
+
+    log = tmp_path / "trace2.log"
+    env = {**os.environ, "GIT_TRACE2": str(log)}
+    assert edit(mem, env=env).returncode == 0
+    deadline = time.monotonic() + 30
+    while not _started(log) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _started(log), "git's housekeeping did not run after the edit"
+    assert edit(mem, 1).returncode == 0  # and the next edit is not held up by it
+
+
+def test_maintenance_auto_false_is_honoured(mem: Path, tmp_path: Path) -> None:
+    import os
+    import time
+
+    git("config", "maintenance.auto", "false", cwd=mem)
+    log = tmp_path / "trace2.log"
+    assert edit(mem, env={**os.environ, "GIT_TRACE2": str(log)}).returncode == 0
+    time.sleep(1)
+    assert _started(log) == []

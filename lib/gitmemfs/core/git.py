@@ -336,6 +336,19 @@ def start_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = Non
     return Started(_located(argv_for(args), cwd), environment(env))
 
 
+def start_detached(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> None:
+    """Start git in its own session, output to /dev/null, and never wait for it (it
+    outlives us if need be; init reaps it then): housekeeping no one waits for."""
+    argv = _located(argv_for(args), cwd)
+    null = os.open(os.devnull, os.O_RDWR)
+    try:
+        _Child(argv, environment(), stdin=False, files=(None, null, null), session=True)
+    except OSError as exc:
+        raise GitError(argv, -1, stderr=str(exc)) from None
+    finally:
+        os.close(null)
+
+
 class Started:
     """A git command running in the background, read to the end by `result()`."""
 

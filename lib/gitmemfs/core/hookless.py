@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 
 from gitmemfs.core import git
+from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
 
 TYPE_CHECKING = False
@@ -124,25 +125,49 @@ def _run_hook(path: str, repo: Repo, env: dict[str, str]) -> tuple[int, bytes]:
 
 
 def commit(repo: Repo, the_plan: Plan, files: Sequence[str], pathspecs: Sequence[str], *,
-           staged: bool, author: Sequence[str], message: str) -> git.Result:
+           staged: bool, author: Sequence[str], message: str, clean_tree: bool = False) -> git.Result:
     """`git commit -- PATHS` with hooks off, their work done here. `staged`: the paths
     are already in the index (a new file must be); else they are tracked and
-    `commit -- PATHS` takes them from the work tree, as the hooked commit does."""
+    `commit -- PATHS` takes them from the work tree, as the hooked commit does.
+
+    `clean_tree`: nothing but these paths differs from HEAD (the whole tree was
+    checked clean). Then the commit takes the index as it is (`--include`, or no
+    paths once they are staged) instead of building a second index from HEAD
+    for `--only`: the same commit, ~3 ms sooner in a 1,000-file memory."""
     env = _hook_env(repo, author)
     if the_plan.pre_local:
         if not staged:  # the chained hook judges the index: make it what will be committed
             repo.git("add", "-A", "--", *pathspecs)
+            staged = True
         code, out = _run_hook(the_plan.pre_local, repo, env)
         if code != 0:
             return git.Result(code, b"", out, ["pre-commit.local"])
-    args = ["-c", "core.hooksPath=/dev/null", *author, "commit", "-q", "--no-edit", "--cleanup=whitespace",
-            "-F", "-", "--", *pathspecs]
+    if clean_tree:
+        paths = [] if staged else ["--include", "--", *pathspecs]
+    else:
+        paths = ["--", *pathspecs]
+    # git's own `maintenance run --auto` after a commit is started below, detached:
+    # the edit does not wait for it (git detaches a gc it starts, too).
+    maintain = repo.cfg_bool("maintenance.auto", True)
+    args = ["-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", *author, "commit", "-q",
+            "--no-edit", "--cleanup=whitespace", "-F", "-", *paths]
     result = repo.git(*args, input=message, check=False)
     if result.code == 0:
+        if maintain:
+            _maintain_in_background(repo)
         after = the_plan.post_hook or the_plan.post_local
         if after:
             _run_hook(after, repo, env)  # never fails the commit: it is made
     return result
+
+
+def _maintain_in_background(repo: Repo) -> None:
+    """`git maintenance run --auto --quiet`, as git runs it after a commit, in its own
+    session and not waited for; it never holds the writer lock (not passed on)."""
+    try:
+        git.start_detached(["maintenance", "run", "--auto", "--quiet"], cwd=repo.root)
+    except (git.GitError, MemfsError):
+        pass  # housekeeping only: the commit is made
 
 
 def head_sha(repo: Repo) -> str | None:
@@ -161,7 +186,7 @@ def head_sha(repo: Repo) -> str | None:
 
 
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
-                     message: str) -> tuple[git.Result, str | None]:
+                     message: str, clean_tree: bool = False) -> tuple[git.Result, str | None]:
     """Commit `files` (already validated and written) in as few git processes as
     possible: (the commit's result, the new HEAD when it worked).
 
@@ -177,7 +202,8 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
         result = repo.git(*author, "commit", "-q", "--no-edit", "--cleanup=whitespace", "-F", "-", "--",
                           *pathspecs, input=message, check=False)
     else:
-        result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message)
+        result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message,
+                        clean_tree=clean_tree)
     if result.code != 0:
         if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
             repo.git("add", "-A", "--", *pathspecs, check=False)

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import git
+from gitmemfs.core import git, gitconfig
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
@@ -176,6 +176,20 @@ def _parse_config(res: git.Result) -> dict[str, list[str]]:
     return config
 
 
+def _config_here(git_dir: str, common: str) -> dict[str, list[str]] | None:
+    """`git config --list` as `_parse_config` gives it, read from the files when
+    core/gitconfig.py is sure (the repository's own folder, no linked work tree)."""
+    if os.path.normpath(git_dir) != os.path.normpath(common):
+        return None
+    found = gitconfig.read(git_dir)
+    if found is None:
+        return None
+    config: dict[str, list[str]] = {}
+    for key, values in found.items():
+        config.setdefault(key.lower(), []).extend(v or "" for v in values)
+    return config
+
+
 def describe_git_dir(path: str) -> tuple[str, str, str] | None:
     """(top level, git dir, common dir) of the work tree containing `path`, or None."""
     return _parse_describe(git.run_light(list(_DESCRIBE), cwd=path, check=False), path)
@@ -201,7 +215,12 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
         raise EnvironmentProblem(f"memory: memory directory does not exist: {path}{hint}")
     # Where the repository is and its config, both at once: config from any folder of
     # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
-    described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
+    # (The config from the files themselves when core/gitconfig.py can: one process less.)
+    env_moved = any(os.environ.get(k) for k in git.REPO_ENV)
+    if env_moved:
+        described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
+    else:
+        described, listed = git.run_light(list(_DESCRIBE), cwd=path, check=False), None
     found = _parse_describe(described, path)
     if found is None:
         where = path if explicit else "the current directory"
@@ -209,7 +228,11 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
             f"memory: {where} is not a git repository. This tool requires a git-backed memory "
             f"filesystem; run git memory init {path if explicit else '.'}")
     top, git_dir, common = found
-    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=_parse_config(listed))
+    config = _config_here(git_dir, common) if listed is None else None
+    if config is None:
+        listed = listed or git.run_light(list(_CONFIG_LIST), cwd=path, check=False)
+        config = _parse_config(listed)
+    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=config)
     if require_memory and not repo.is_memory_repo:
         raise EnvironmentProblem(f"memory: {top} is not a memory repository; run git memory init there "
                                  "(or git config memory.repo true if it already holds memory)")
