@@ -1,9 +1,12 @@
 """Installing the git hooks, and telling whether they will run.
 
-Installed hooks are thin shell scripts that exec the interpreter running this
-code (`sys.executable`) on `gitmemfs.hookmain`, with our lib/ put on the path, so
-they work from a checkout as well as from an installed package. Each carries a
-marker line so we know our own. They go where git looks (`git rev-parse
+Installed hooks run the interpreter running this code (`sys.executable`) on
+`gitmemfs.hookmain`, with our lib/ put on the path, so they work from a checkout
+as well as from an installed package. A gate (pre-commit, pre-merge-commit,
+pre-receive, update) is a Python script with that interpreter on its `#!` line,
+which git starts directly; post-commit, and a gate whose paths a `#!` line cannot
+hold, is a thin shell script that execs it. Each carries a marker line so we
+know our own. They go where git looks (`git rev-parse
 --git-path hooks`: honours core.hooksPath, shared by linked worktrees).
 
 A hook that is not ours is never overwritten silently. Without --force we refuse
