@@ -237,3 +237,12 @@ def test_maintenance_auto_false_is_honoured(mem: Path, tmp_path: Path) -> None:
     assert edit(mem, env={**os.environ, "GIT_TRACE2": str(log)}).returncode == 0
     time.sleep(1)
     assert _started(log) == []
+
+
+def test_what_another_process_stages_meanwhile_is_not_committed_unchecked(mem: Path) -> None:
+    """With our hooks off, the commit takes only the edit's paths: a file staged while
+    the edit runs (here by pre-commit.local, at the last moment) stays out of it."""
+    hook(mem, "pre-commit.local", "printf 'no frontmatter\\n' > system/sneaky.md && git add system/sneaky.md\n")
+    assert edit(mem).returncode == 0
+    assert "system/sneaky.md" not in git("ls-tree", "-r", "--name-only", "HEAD", cwd=mem).stdout
+    assert "system/contacts.md" in git("show", "--name-only", "--format=", "HEAD", cwd=mem).stdout

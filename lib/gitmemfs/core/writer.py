@@ -159,7 +159,7 @@ class WriteSession:
             # Validated above: commit without re-running our own hooks when that is safe.
             result, sha = hookless.commit_validated(
                 self.repo, files, new_files=any(olds[f] is None for f in files),
-                author=author.config() if author else [], message=message, clean_tree=self.scope is None)
+                author=author.config() if author else [], message=message)
             if result.code != 0:
                 failed = GitError(result.argv, result.code, result.raw, result.err_raw)
                 # A held lock or a full disk also leaves nothing staged: say that, not "no change".
