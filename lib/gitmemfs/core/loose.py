@@ -105,12 +105,6 @@ class Reader:
         if self._batch is not None:
             self._batch.close()
 
-    def start(self) -> None:
-        """Start the `cat-file --batch` now, so its start-up overlaps other git work
-        (the hook looks paths up in the index, which only git can do cheaply)."""
-        if self._batch is None:
-            self._batch = git.BlobReader(self.cwd, env=self.env)
-
     def read(self, spec: str) -> bytes | None:
         return self.read_many([spec]).get(spec)
 
