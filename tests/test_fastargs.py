@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 from hypothesis import example, given, settings
@@ -76,11 +77,11 @@ def test_the_usual_lines_take_the_fast_path() -> None:
 def test_an_edit_imports_no_argparse(mem: Path) -> None:
     """End to end through bin/git-memory: the edit lands, and argparse (with re, enum,
     gettext behind it) was never imported."""
-    probe = ("import sys, runpy; sys.argv = ['git-memory', *sys.argv[1:]]; "
+    probe = ("import sys; sys.argv = ['git-memory', *sys.argv[1:]]; "
              "from gitmemfs.cli.memory import main; code = main(); "
              "print(sorted(m for m in ('argparse', 're', 'json', 'base64') if m in sys.modules)); sys.exit(code)")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "lib")}
-    proc = subprocess.run([os.sys.executable, "-S", "-c", probe, "str_replace", "system/persona.md", "I am", "I'm",
+    proc = subprocess.run([sys.executable, "-S", "-c", probe, "str_replace", "system/persona.md", "I am", "I'm",
                            "-m", "shorter"], cwd=mem, env=env, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
