@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import git, gitconfig
+from gitmemfs.core import discovery, git, gitconfig
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from typing import Mapping
 
 LOCK_TIMEOUT = 10.0
+JOURNAL = "memory-journal.json"  # in the git dir: a killed writer's undo record (core/writer.py)
 _TRUE = {"true", "yes", "on", "1"}
 
 
@@ -109,6 +110,7 @@ class Repo:
         # Descriptors git children must inherit: the writer lock, so a git commit left
         # running by a killed writer keeps the repo locked until it finishes.
         self.held_fds: tuple[int, ...] = ()
+        self._head_start: tuple[FileLock, git.Started | None] | None = None
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -159,6 +161,38 @@ class Repo:
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
 
+    def start_writing(self) -> None:
+        """An edit's head start: take the writer lock and start the clean check's
+        `git status` now, so git works on the second core while the edit's modules
+        load (~10 ms). The next WriteSession takes both over (core/writer.py);
+        `stop_writing` ends them if none came. After a killed writer (its journal
+        is there) the check waits until the session has undone its work."""
+        if self._head_start is not None:
+            return
+        lock = self.lock()
+        lock.__enter__()
+        try:
+            status = None
+            if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
+        except BaseException:
+            lock.release()
+            raise
+        self._head_start = (lock, status)
+
+    def take_head_start(self) -> tuple[FileLock, git.Started | None] | None:
+        """The held writer lock and the started status, once (None without a head start)."""
+        found, self._head_start = self._head_start, None
+        return found
+
+    def stop_writing(self) -> None:
+        found = self.take_head_start()
+        if found is not None:
+            lock, status = found
+            if status is not None:
+                status.stop()  # a read with no optional locks: nothing to leave half-done
+            lock.release()
+
 
 _CONFIG_LIST = ("config", "-z", "--list")
 _DESCRIBE = ("rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute-git-dir", "--git-common-dir")
@@ -182,8 +216,11 @@ def _config_here(git_dir: str, common: str) -> dict[str, list[str]] | None:
     if os.path.normpath(git_dir) != os.path.normpath(common):
         return None
     found = gitconfig.read(git_dir)
-    if found is None:
-        return None
+    return None if found is None else _lower_keys(found)
+
+
+def _lower_keys(found: gitconfig.Settings) -> dict[str, list[str]]:
+    """core/gitconfig.py's settings as `_parse_config` gives `git config --list`."""
     config: dict[str, list[str]] = {}
     for key, values in found.items():
         config.setdefault(key.lower(), []).extend(v or "" for v in values)
@@ -213,30 +250,45 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
         hint = _agent_hint(path, source) or (
             f" ({source}); create it with git memory init {path}" if explicit else "")
         raise EnvironmentProblem(f"memory: memory directory does not exist: {path}{hint}")
+    repo = _open_quickly(path) or _open_with_git(path, path if explicit else None)
+    if require_memory and not repo.is_memory_repo:
+        raise EnvironmentProblem(f"memory: {repo.root} is not a memory repository; run git memory init there "
+                                 "(or git config memory.repo true if it already holds memory)")
+    return repo
+
+
+def _open_quickly(path: str) -> Repo | None:
+    """The repository and its settings read from the files, no git process, when
+    core/discovery.py and core/gitconfig.py are both sure (the usual case)."""
+    found = discovery.find(path, git.REPO_ENV)
+    if found is None:
+        return None
+    top, git_dir = found
+    settings = gitconfig.read(git_dir)
+    if settings is None or not discovery.settled(settings):
+        return None
+    return Repo(root=top, git_dir=git_dir, common_dir=git_dir, config=_lower_keys(settings))
+
+
+def _open_with_git(path: str, named: str | None) -> Repo:
     # Where the repository is and its config, both at once: config from any folder of
     # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
     # (The config from the files themselves when core/gitconfig.py can: one process less.)
-    env_moved = any(os.environ.get(k) for k in git.REPO_ENV)
-    if env_moved:
+    if any(os.environ.get(k) for k in git.REPO_ENV):
         described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
     else:
         described, listed = git.run_light(list(_DESCRIBE), cwd=path, check=False), None
     found = _parse_describe(described, path)
     if found is None:
-        where = path if explicit else "the current directory"
         raise EnvironmentProblem(
-            f"memory: {where} is not a git repository. This tool requires a git-backed memory "
-            f"filesystem; run git memory init {path if explicit else '.'}")
+            f"memory: {named or 'the current directory'} is not a git repository. This tool requires "
+            f"a git-backed memory filesystem; run git memory init {named or '.'}")
     top, git_dir, common = found
     config = _config_here(git_dir, common) if listed is None else None
     if config is None:
         listed = listed or git.run_light(list(_CONFIG_LIST), cwd=path, check=False)
         config = _parse_config(listed)
-    repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=config)
-    if require_memory and not repo.is_memory_repo:
-        raise EnvironmentProblem(f"memory: {top} is not a memory repository; run git memory init there "
-                                 "(or git config memory.repo true if it already holds memory)")
-    return repo
+    return Repo(root=top, git_dir=git_dir, common_dir=common, config=config)
 
 
 def lock_timeout() -> float:
