@@ -115,9 +115,13 @@ def _read_stdin() -> str:
 
 
 def editor(ctx: Any) -> Editor:
+    repo = ctx.repo()
+    # The lock and the clean check's status first: git works while the editor loads.
+    # (After any stdin was read: the lock is never held waiting on a pipe.)
+    repo.start_writing()
     from gitmemfs.edit.editor import Editor
 
-    return Editor(ctx.repo())
+    return Editor(repo)
 
 
 def do_create(args: argparse.Namespace, ctx: Any) -> Outcome:

@@ -60,6 +60,7 @@ class Context:
         self.json: bool = bool(getattr(args, "json", False))
         self.quiet: bool = bool(getattr(args, "quiet", False))
         self.memory_dir: str | None = getattr(args, "memory_dir", None)
+        self.opened: list[Repo] = []
 
     @property
     def parser(self) -> argparse.ArgumentParser:
@@ -73,7 +74,13 @@ class Context:
         note = None if self.quiet or self.json else choice_note(self.memory_dir)
         if note:
             sys.stderr.write(note + "\n")
+        self.opened.append(repo)
         return repo
+
+    def close(self) -> None:
+        """Let go of a head start no write session took (a refusal before one)."""
+        for repo in self.opened:
+            repo.stop_writing()
 
 
 def build_parser(command: str | None = None) -> Parser:
@@ -153,8 +160,11 @@ def _main(argv: Sequence[str]) -> int:
         parser = None  # an edit's usual line, read without argparse (cli/fastargs.py)
         _EDIT_LINE.append(True)
     ctx = Context(args, parser)
-    return emit(args.func(args, ctx), as_json=ctx.json, quiet=ctx.quiet,
-                payload=args.command in PAYLOAD_COMMANDS)
+    try:
+        outcome = args.func(args, ctx)
+    finally:
+        ctx.close()
+    return emit(outcome, as_json=ctx.json, quiet=ctx.quiet, payload=args.command in PAYLOAD_COMMANDS)
 
 
 def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Parser]:

@@ -74,6 +74,11 @@ _NON_INTERACTIVE = {
 # The staged tree against HEAD as the gates read it: every change, raw, full ids.
 # --ignore-submodules=none: a diff.ignoreSubmodules setting must not hide a gitlink
 # change from the gate.
+# The writer's clean check: HEAD, branch and every change, untracked files included.
+# No optional locks: a read must never hold index.lock, which would make a concurrent
+# writer's commit fail or leave a stale lock if killed.
+STATUS = ("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+          "--ignore-submodules=none")
 STAGED_DIFF = ("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none")
 OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts")}
 
@@ -329,11 +334,11 @@ def run_light_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[
 
 
 def start_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-                env: Mapping[str, str] | None = None) -> Started:
+                env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = ()) -> Started:
     """Start a short read-only git command (no input) and return at once; its
     `result()` later. The hook starts its diff first and imports the rules while
-    git works, on the second core."""
-    return Started(_located(argv_for(args), cwd), environment(env))
+    git works, on the second core; an edit does the same with its clean check."""
+    return Started(_located(argv_for(args), cwd), environment(env), pass_fds)
 
 
 def start_detached(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> None:
@@ -352,18 +357,18 @@ def start_detached(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = 
 class Started:
     """A git command running in the background, read to the end by `result()`."""
 
-    def __init__(self, argv: list[str], env: Mapping[str, str]):
+    def __init__(self, argv: list[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()):
         try:
-            self.child = _Child(argv, env, stdin=False)
+            self.child = _Child(argv, env, stdin=False, pass_fds=pass_fds)
         except FileNotFoundError:
             raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
         except OSError as exc:
             raise GitError(argv, -1, stderr=str(exc)) from None
 
-    def result(self, timeout: float | None = DEFAULT_TIMEOUT) -> Result:
-        """Its output and exit code (check=False); a timeout kills it."""
+    def result(self, timeout: float | None = DEFAULT_TIMEOUT, *, check: bool = False) -> Result:
+        """Its output and exit code (GitError on failure with `check`); a timeout kills it."""
         out, err = self.child.communicate(None, timeout)
-        return Result(self.child.returncode, out, err, self.child.argv)
+        return _checked(Result(self.child.returncode, out, err, self.child.argv), check, (0,))
 
     def stop(self) -> None:
         self.child.kill()

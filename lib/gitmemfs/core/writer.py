@@ -15,17 +15,16 @@ import errno
 import os
 import zlib
 
-from gitmemfs.core import approval, constraints, hookless, memfile, nofollow, oserrors, rules
+from gitmemfs.core import approval, constraints, git, hookless, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
-from gitmemfs.core.repo import Repo
+from gitmemfs.core.repo import JOURNAL, Repo
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
     from typing import Sequence
 
-JOURNAL = "memory-journal.json"
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
                 "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
 CLEAN_SENTENCE = ("Memory repo has uncommitted changes. Commit, discard, or sync them before "
@@ -68,12 +67,23 @@ class WriteSession:
         self._lock = repo.lock()
 
     def __enter__(self) -> WriteSession:
-        self._lock.__enter__()
+        if self.scope is not None:
+            self.repo.stop_writing()  # a head start checks the whole tree; this needs a scoped check
+        early = self.repo.take_head_start()  # the lock already held, the status running
+        started = None
+        if early is not None:
+            self._lock, started = early
+        else:
+            self._lock.__enter__()
         self.repo.held_fds = (self._lock.fd,) if self._lock.fd is not None else ()
         try:
-            recover(self.repo)
-            self.head = assert_clean(self.repo) if self.scope is None else assert_clean(self.repo, self.scope)
+            if recover(self.repo) and started is not None:
+                started.stop()  # the tree changed under it
+                started = None
+            self.head = assert_clean(self.repo, self.scope, started=started)
         except BaseException:
+            if started is not None:
+                started.stop()
             self.__exit__()
             raise
         return self
@@ -274,15 +284,17 @@ def check_scope(repo: Repo) -> str:
 
 # -- clean check ----------------------------------------------------------------------
 
-def assert_clean(repo: Repo, scope: Sequence[str] | None = None) -> str | None:
+def assert_clean(repo: Repo, scope: Sequence[str] | None = None, *,
+                 started: git.Started | None = None) -> str | None:
     """Refuse to write on a dirty tree, a detached HEAD, or mid-merge/rebase.
     Returns HEAD's sha (None on an unborn branch). With `scope`, only those paths
-    must be clean (the Anthropic schema; the Letta schema keeps the whole tree)."""
+    must be clean (the Anthropic schema; the Letta schema keeps the whole tree).
+    `started`: the whole tree's status, already running (Repo.start_writing)."""
     what = operation_in_progress(repo)
     if what:
         raise MemfsError(f"{CLEAN_SENTENCE} {what.capitalize()} is in progress in {repo.root}; "
                          "finish or abort it first.")
-    head, branch, dirty = status(repo) if scope is None else status(repo, scope)
+    head, branch, dirty = status(repo, scope, started=started)
     if branch is None:
         raise MemfsError("memory: HEAD is detached; check out a branch (git switch main) before "
                          "editing memory, so commits are not lost")
@@ -299,14 +311,15 @@ def operation_in_progress(repo: Repo) -> str | None:
     return None
 
 
-def status(repo: Repo, scope: Sequence[str] | None = None) -> tuple[str | None, str | None, list[str]]:
+def status(repo: Repo, scope: Sequence[str] | None = None, *,
+           started: git.Started | None = None) -> tuple[str | None, str | None, list[str]]:
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call;
-    with `scope`, dirty paths only under those pathspecs."""
-    # No optional locks: a read (e.g. `git memory status`) must never hold index.lock,
-    # which would make a concurrent writer's commit fail or leave a stale lock if killed.
-    res = repo.git("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch",
-                   "--untracked-files=all", "--ignore-submodules=none",
-                   *(["--", *literal(scope)] if scope is not None else []))
+    with `scope`, dirty paths only under those pathspecs. `started`: that call (no
+    scope) already running."""
+    if started is not None and scope is None:
+        res = started.result(check=True)
+    else:
+        res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
