@@ -9,7 +9,6 @@ Failures that adapters reword (the Anthropic schema) have their own classes.
 """
 from __future__ import annotations
 
-import math
 import os
 
 from gitmemfs.core import layout as layouts
@@ -403,7 +402,9 @@ def _match_lines(body: str, needle: str) -> list[int]:
 def _line_number(value: object) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MemfsError("memory insert: 'insert_line' must be a number")
-    if isinstance(value, float):
+    if isinstance(value, float):  # a tool call's JSON number (math: a shared library, loaded only here)
+        import math
+
         if math.isnan(value):
             raise MemfsError("memory insert: 'insert_line' must be a number")
         if math.isinf(value):
