@@ -12,12 +12,15 @@ venv: $(STAMP)
 $(STAMP): setup.cfg pyproject.toml $(wildcard man/*.1)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp]'
+	@# pip's console scripts run site.py and import re (~5 ms a command): lean ones instead.
+	$(PY) tools/make_launchers.py $(VENV)
 	@# An editable install skips data_files; put the man pages where `pip install .`
 	@# would, so `git memory --help` finds them with $(VENV)/bin on PATH.
 	mkdir -p $(VENV)/share/man/man1 && cp man/*.1 $(VENV)/share/man/man1/
 	@# Bytecode, as pip install writes it (an editable install does not): with
 	@# PYTHONDONTWRITEBYTECODE set, every command would otherwise compile lib/ anew.
 	$(PY) -m compileall -q lib
+	PYTHONPATH=lib $(PY) -S -m gitmemfs.core.preload build >/dev/null
 	touch $(STAMP)
 
 # In parallel (pytest-xdist); the import contract runs as tests/test_architecture.py.
@@ -29,6 +32,7 @@ demo: venv
 
 bench: venv
 	$(PY) -m compileall -q lib
+	PYTHONPATH=lib $(PY) -S -m gitmemfs.core.preload build >/dev/null
 	PATH="$(CURDIR)/bin:$$PATH" $(PY) bench/run.py $(BENCH_ARGS)
 
 man: venv

@@ -9,16 +9,18 @@ from typing import Callable, Sequence
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "bin")
+# The README's PATH: the venv's launchers (tools/make_launchers.py), bin/ behind them.
+VENV_BIN = os.path.join(ROOT, ".venv", "bin")
 
 
 def hermetic_env(tmp: str) -> None:
-    """Private HOME and git config, our bin/ first on PATH."""
+    """Private HOME and git config, the venv's launchers and our bin/ first on PATH."""
     home = os.path.join(tmp, "home")
     os.makedirs(home)
     with open(os.path.join(home, ".gitconfig"), "w") as fh:
         fh.write("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n")
     os.environ.update(HOME=home, GIT_CONFIG_GLOBAL=os.path.join(home, ".gitconfig"), GIT_CONFIG_NOSYSTEM="1",
-                      PATH=BIN + os.pathsep + os.environ["PATH"])
+                      PATH=os.pathsep.join((VENV_BIN, BIN, os.environ["PATH"])))
     for name in ("AGENT_ID", "LETTA_AGENT_ID", "MEMORY_DIR", "LETTA_MEMORY_DIR", "GIT_DIR"):
         os.environ.pop(name, None)
 
