@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import discovery, git, gitconfig
+from gitmemfs.core import discovery, git, gitconfig, privateindex
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
@@ -110,7 +110,7 @@ class Repo:
         # Descriptors git children must inherit: the writer lock, so a git commit left
         # running by a killed writer keeps the repo locked until it finishes.
         self.held_fds: tuple[int, ...] = ()
-        self._head_start: tuple[FileLock, git.Started | None] | None = None
+        self._head_start: HeadStart | None = None
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -172,26 +172,50 @@ class Repo:
         lock = self.lock()
         lock.__enter__()
         try:
-            status = None
+            index = status = None
             if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
-                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
+                index = privateindex.take(self.git_dir, usable=self.private_index_usable())
+                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else (),
+                                         env=None if index is None else index.env())
         except BaseException:
             lock.release()
             raise
-        self._head_start = (lock, status)
+        self._head_start = HeadStart(lock, status, index)
 
-    def take_head_start(self) -> tuple[FileLock, git.Started | None] | None:
-        """The held writer lock and the started status, once (None without a head start)."""
+    def private_index_usable(self) -> bool:
+        """Whether a writer may commit from its own index (core/privateindex.py): not
+        with a split index or from a linked work tree (left to git as ever)."""
+        return self.git_dir == self.common_dir and not self.cfg_bool("core.splitIndex")
+
+    def take_head_start(self) -> HeadStart | None:
+        """The held writer lock, the started status and its index, once (None without
+        a head start)."""
         found, self._head_start = self._head_start, None
         return found
 
     def stop_writing(self) -> None:
         found = self.take_head_start()
         if found is not None:
-            lock, status = found
-            if status is not None:
-                status.stop()  # a read with no optional locks: nothing to leave half-done
-            lock.release()
+            found.stop()
+
+
+class HeadStart:
+    """What Repo.start_writing began: the writer lock (held), the clean check's status
+    (running; None after a killed writer) and the private index it reads, if any."""
+
+    __slots__ = ("lock", "status", "index")
+
+    def __init__(self, lock: FileLock, status: git.Started | None, index: privateindex.Snapshot | None):
+        self.lock = lock
+        self.status = status
+        self.index = index
+
+    def stop(self) -> None:
+        if self.status is not None:
+            self.status.stop()  # a read with no optional locks: nothing to leave half-done
+        if self.index is not None:
+            self.index.abandon()
+        self.lock.release()
 
 
 _CONFIG_LIST = ("config", "-z", "--list")
