@@ -14,6 +14,7 @@ from gitmemfs.cli import memory as memory_cli
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import FileLock, open_repo
 from gitmemfs.core.writer import Change, WriteSession
+from gitmemfs.edit.editor import Editor
 
 
 def lock_is_free(mem: Path) -> bool:
@@ -40,13 +41,20 @@ def test_the_session_takes_over_the_held_lock_and_the_running_status(mem: Path) 
     assert status.child.returncode == 0, "the session used the status it was given"
 
 
-def test_the_head_start_sees_a_dirty_tree_and_refuses_as_ever(mem: Path) -> None:
+@pytest.mark.parametrize("old", ["Sarah", "not in the file"])
+def test_a_dirty_tree_is_what_is_said_first_as_ever(mem: Path, old: str) -> None:
+    """The session reads and validates while the head start's status runs, but a dirty
+    tree is still the refusal, before the edit's own ("old_string was not found")."""
     (mem / "notes.txt").write_text("stray\n")
+    before = snapshot(mem)
     repo = open_repo(str(mem))
     repo.start_writing()
     with pytest.raises(MemfsError, match="Dirty: notes.txt"):
-        WriteSession(repo).__enter__()
-    assert lock_is_free(mem)
+        Editor(repo).str_replace("system/contacts.md", old, "Sara", "spelling")
+    assert lock_is_free(mem) and snapshot(mem) == before
+    proc = memory("str_replace", "system/contacts.md", old, "Sara", "-m", "spelling", cwd=mem)
+    assert proc.returncode == 1 and "Dirty: notes.txt" in proc.stderr and "not found" not in proc.stderr
+    assert snapshot(mem) == before
 
 
 def test_a_scoped_session_after_a_head_start_does_not_wait_on_its_own_lock(mem: Path) -> None:

@@ -62,10 +62,12 @@ class WriteSession:
         self.file_mode = file_mode
         self.dir_mode = dir_mode
         self.prune = prune
-        self.head: str | None = None
+        self._head: str | None = None
         self._lock = repo.lock()
         # The writer's own index (core/privateindex.py), for a whole-tree session.
         self.index: privateindex.Snapshot | None = None
+        # A head start's clean check, still running: answered by `settle`.
+        self._pending: git.Started | None = None
 
     def __enter__(self) -> WriteSession:
         if self.scope is not None:
@@ -81,23 +83,56 @@ class WriteSession:
             if recover(self.repo) and started is not None:
                 started.stop()  # the tree changed under it
                 started = None
-            if early is None and self.scope is None:
-                self.index = privateindex.take(self.repo.git_dir, usable=self.repo.private_index_usable())
-            self.head = assert_clean(self.repo, self.scope, started=started,
-                                     env=None if self.index is None else self.index.env())
+            if started is not None:
+                self._pending = started  # its answer is awaited by `settle`, while the edit reads
+            else:
+                if early is None and self.scope is None:
+                    self.index = privateindex.take(self.repo.git_dir, usable=self.repo.private_index_usable())
+                self._head = assert_clean(self.repo, self.scope,
+                                          env=None if self.index is None else self.index.env())
         except BaseException:
             if started is not None:
                 started.stop()
+            self._pending = None
             self.__exit__()
             raise
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        if self.index is not None:
-            self.index.abandon()
-            self.index = None
-        self.repo.held_fds = ()
-        self._lock.release()
+    def settle(self) -> None:
+        """The clean check's answer, when a head start's status is still running: the
+        session reads and validates meanwhile, but writes nothing before this (commit
+        calls it), and any refusal of the edit comes after it, so a dirty tree is
+        still what is said first (`__exit__`)."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            self._head = assert_clean(self.repo, started=pending)
+
+    @property
+    def head(self) -> str | None:
+        """HEAD's commit when the session began (None on an unborn branch)."""
+        self.settle()
+        return self._head
+
+    @head.setter
+    def head(self, value: str | None) -> None:
+        self._head = value
+
+    def __exit__(self, exc_type: object = None, exc: object = None, tb: object = None) -> None:
+        try:
+            if self._pending is not None and (exc is None or isinstance(exc, Exception)):
+                try:
+                    self.settle()
+                except MemfsError as refusal:
+                    raise refusal from None  # the tree was not clean: that, not what followed
+            elif self._pending is not None:
+                self._pending.stop()  # interrupted: no answer needed
+                self._pending = None
+        finally:
+            if self.index is not None:
+                self.index.abandon()
+                self.index = None
+            self.repo.held_fds = ()
+            self._lock.release()
 
     # -- reading the current state (clean tree, so disk == HEAD) ------------------------
 
