@@ -11,6 +11,11 @@
     rules.py     the validator: pure functions over file bytes
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
+    discovery.py finding the work tree without git, when git's answer is certain
+    gitconfig.py reading git's settings without git, when certain
+    index.py     reading the index file (the hook's look-ups)
+    privateindex.py  the writer's own index: what its clean check reads and its commit writes
+    preload.py   an edit's modules from image files (the launchers load them)
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns
