@@ -39,11 +39,11 @@ def images(lib: Path, tmp_path: Path) -> Path:
     proc = subprocess.run([sys.executable, "-S", "-m", "gitmemfs.core.preload", "build", str(folder)],
                           env={**os.environ, "PYTHONPATH": str(lib)}, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name.split(".")[0] for p in folder.iterdir()) == ["edit", "editor"]
+    assert sorted(p.name.split(".")[0] for p in folder.iterdir()) == ["early", "edit", "editor"]
     return folder
 
 
-# Loads both stages, then imports the edit path as an edit does, noting any of our
+# Loads the three stages, then imports the edit path as an edit does, noting any of our
 # modules the import system still had to find on disk.
 PROBE = """
 import sys
@@ -55,7 +55,7 @@ class Watch:
         return None
 sys.meta_path.insert(0, Watch())
 from gitmemfs.core import preload
-used = preload.load("edit", sys.argv[1]), preload.load("editor", sys.argv[1])
+used = [preload.load(stage, sys.argv[1]) for stage in ("early", "edit", "editor")]
 import gitmemfs.cli.memory, gitmemfs.cli.fastargs, gitmemfs.cli.cmd_edit, gitmemfs.edit.editor
 from gitmemfs.core import writer
 print(all(used), sorted(set(found) - {"gitmemfs.core", "gitmemfs.core.preload"}),
@@ -96,7 +96,7 @@ def test_a_module_that_fails_in_the_image_leaves_nothing_half_loaded(images: Pat
     """An image whose fifth module raises loads nothing: the usual imports then run."""
     import marshal
 
-    image = Path(preload.image_path("edit", str(images)))
+    image = Path(preload.image_path("early", str(images)))
     data = image.read_bytes()
     entries = marshal.loads(data[4:])
     name, package, source, mtime, size, _code = entries[4]
@@ -104,7 +104,7 @@ def test_a_module_that_fails_in_the_image_leaves_nothing_half_loaded(images: Pat
     entries[4] = (name, package, source, mtime, size, marshal.dumps(boom))
     image.write_bytes(data[:4] + marshal.dumps(entries))
     code = ("import sys\nfrom gitmemfs.core import preload\n"
-            "print(preload.load('edit', sys.argv[1]), sorted(m for m in sys.modules if m.startswith('gitmemfs.')))")
+            "print(preload.load('early', sys.argv[1]), sorted(m for m in sys.modules if m.startswith('gitmemfs.')))")
     proc = python(code, str(images), lib=lib)
     assert proc.stdout == "False ['gitmemfs.core', 'gitmemfs.core.preload']\n", proc.stdout + proc.stderr
 

@@ -79,6 +79,9 @@ class Context:
 
     def close(self) -> None:
         """Let go of a head start no write session took (a refusal before one)."""
+        from gitmemfs.core import earlycheck
+
+        earlycheck.drop()
         for repo in self.opened:
             repo.stop_writing()
 

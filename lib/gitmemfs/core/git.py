@@ -358,6 +358,7 @@ class Started:
     """A git command running in the background, read to the end by `result()`."""
 
     def __init__(self, argv: list[str], env: Mapping[str, str], pass_fds: Sequence[int] = ()):
+        self._result: Result | None = None
         try:
             self.child = _Child(argv, env, stdin=False, pass_fds=pass_fds)
         except FileNotFoundError:
@@ -366,9 +367,12 @@ class Started:
             raise GitError(argv, -1, stderr=str(exc)) from None
 
     def result(self, timeout: float | None = DEFAULT_TIMEOUT, *, check: bool = False) -> Result:
-        """Its output and exit code (GitError on failure with `check`); a timeout kills it."""
-        out, err = self.child.communicate(None, timeout)
-        return _checked(Result(self.child.returncode, out, err, self.child.argv), check, (0,))
+        """Its output and exit code (GitError on failure with `check`); a timeout kills it.
+        Asked again, the same answer."""
+        if self._result is None:
+            out, err = self.child.communicate(None, timeout)
+            self._result = Result(self.child.returncode, out, err, self.child.argv)
+        return _checked(self._result, check, (0,))
 
     def stop(self) -> None:
         self.child.kill()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import git, privateindex
+from gitmemfs.core import earlycheck, git, privateindex
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
 
@@ -252,16 +252,7 @@ def reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
 def head_sha(repo: Repo) -> str | None:
     """HEAD's commit read from the ref files git has just written (no process);
     None when that is not certain (packed, detached, another ref backend)."""
-    try:
-        with open(os.path.join(repo.git_dir, "HEAD"), encoding="utf-8") as fh:
-            head = fh.read().strip()
-        if not head.startswith("ref: refs/heads/"):
-            return None
-        with open(os.path.join(repo.common_dir, *head[5:].split("/")), encoding="utf-8") as fh:
-            sha = fh.read().strip()
-    except OSError:
-        return None
-    return sha if len(sha) in (40, 64) and all(c in "0123456789abcdef" for c in sha) else None
+    return earlycheck.read_head(repo.git_dir, repo.common_dir)
 
 
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],

@@ -8,16 +8,16 @@ path in a fresh interpreter and writes the modules of each stage, in the order
 they finished, into one file beside the bytecode
 (`gitmemfs/__pycache__/<stage>.<tag>.image`); `load` runs a stage's modules from
 there, so the imports that follow find them done. The stages follow the edit:
-`edit` is what runs before the writer lock is taken and the clean check's
-`git status` started (cli/cmd_edit.py `editor`), `editor` what loads while git
-works (see Repo.start_writing).
+`early` is what starts the clean check's `git status` (core/earlycheck.py), `edit`
+what runs until the writer lock is taken (cli/cmd_edit.py `editor`), `editor` what
+loads while git works (see Repo.start_writing).
 
 An image is used only when it is current: the same Python bytecode format, and
 every source file the same size and modification time as when it was built (what
 a .pyc is checked against). Otherwise, or on any surprise, nothing is preloaded
 and the usual imports run. `make venv` and `make bench` build the images; an
 installed package has none and imports as usual. This module imports nothing of
-ours: the launchers load it first.
+ours before the first image is loaded: the launchers load it first.
 """
 from __future__ import annotations
 
@@ -30,7 +30,8 @@ import sys
 EDIT_COMMANDS = frozenset(("create", "str_replace", "str-replace", "insert", "delete", "rename",
                            "update_description", "update-description"))
 # Each stage's first imports; a stage holds what they import that earlier ones did not.
-STAGES = (("edit", ("gitmemfs.cli.memory", "gitmemfs.cli.fastargs", "gitmemfs.cli.cmd_edit")),
+STAGES = (("early", ("gitmemfs.core.earlycheck",)),
+          ("edit", ("gitmemfs.cli.memory", "gitmemfs.cli.fastargs", "gitmemfs.cli.cmd_edit")),
           ("editor", ("gitmemfs.edit.editor",)))
 _GLOBAL_FLAGS = ("--json", "-q", "--quiet")
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -42,9 +43,18 @@ def image_path(stage: str, folder: str | None = None) -> str:
 
 
 def load_for(argv: list[str]) -> bool:
-    """Preload the `edit` stage when `argv` (the arguments after `git memory`) names an
-    edit command; True when its modules were loaded."""
-    return command_word(argv) in EDIT_COMMANDS and load("edit")
+    """For an edit's line (`argv`: the arguments after `git memory`): load the `early`
+    stage, start the clean check (core/earlycheck.py), then load the `edit` stage;
+    True when both images were current."""
+    if command_word(argv) not in EDIT_COMMANDS:
+        return False
+    loaded = load("early")
+    from gitmemfs.core import earlycheck
+
+    may, folder = earlycheck.folder_of(argv)
+    if may:
+        earlycheck.start(folder)
+    return load("edit") and loaded
 
 
 def command_word(argv: list[str]) -> str | None:

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import discovery, git, gitconfig, privateindex
+from gitmemfs.core import discovery, earlycheck, git, gitconfig, privateindex
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
@@ -173,14 +173,22 @@ class Repo:
         lock.__enter__()
         try:
             index = status = None
-            if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+            head: str | None = None
+            early = False
+            if os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+                earlycheck.drop()
+            else:
                 index = privateindex.take(self.git_dir, usable=self.private_index_usable())
-                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else (),
-                                         env=None if index is None else index.env())
+                status = earlycheck.adopt(self.git_dir, None if index is None else index.identity)
+                if status is not None:  # begun before the lock (core/earlycheck.py)
+                    early, head = True, earlycheck.read_head(self.git_dir, self.common_dir)
+                else:
+                    status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else (),
+                                             env=None if index is None else index.env())
         except BaseException:
             lock.release()
             raise
-        self._head_start = HeadStart(lock, status, index)
+        self._head_start = HeadStart(lock, status, index, early, head)
 
     def private_index_usable(self) -> bool:
         """Whether a writer may commit from its own index (core/privateindex.py): not
@@ -201,14 +209,19 @@ class Repo:
 
 class HeadStart:
     """What Repo.start_writing began: the writer lock (held), the clean check's status
-    (running; None after a killed writer) and the private index it reads, if any."""
+    (running; None after a killed writer) and the private index it reads, if any.
+    `early`: the status began before the lock (core/earlycheck.py), so its answer
+    stands only if the tree was clean and HEAD is `head` (read once the lock was held)."""
 
-    __slots__ = ("lock", "status", "index")
+    __slots__ = ("lock", "status", "index", "early", "head")
 
-    def __init__(self, lock: FileLock, status: git.Started | None, index: privateindex.Snapshot | None):
+    def __init__(self, lock: FileLock, status: git.Started | None, index: privateindex.Snapshot | None,
+                 early: bool = False, head: str | None = None):
         self.lock = lock
         self.status = status
         self.index = index
+        self.early = early
+        self.head = head
 
     def stop(self) -> None:
         if self.status is not None:

@@ -66,8 +66,11 @@ class WriteSession:
         self._lock = repo.lock()
         # The writer's own index (core/privateindex.py), for a whole-tree session.
         self.index: privateindex.Snapshot | None = None
-        # A head start's clean check, still running: answered by `settle`.
+        # A head start's clean check, still running: answered by `settle`. `_early`: it
+        # began before the lock, and stands only if clean with HEAD at `_expected`.
         self._pending: git.Started | None = None
+        self._early = False
+        self._expected: str | None = None
 
     def __enter__(self) -> WriteSession:
         if self.scope is not None:
@@ -76,6 +79,7 @@ class WriteSession:
         started = None
         if early is not None:
             self._lock, started, self.index = early.lock, early.status, early.index
+            self._early, self._expected = early.early, early.head
         else:
             self._lock.__enter__()
         self.repo.held_fds = (self._lock.fd,) if self._lock.fd is not None else ()
@@ -104,8 +108,19 @@ class WriteSession:
         calls it), and any refusal of the edit comes after it, so a dirty tree is
         still what is said first (`__exit__`)."""
         pending, self._pending = self._pending, None
-        if pending is not None:
+        if pending is None:
+            return
+        if not self._early:
             self._head = assert_clean(self.repo, started=pending)
+            return
+        try:
+            head = assert_clean(self.repo, started=pending)
+            stands = head is not None and head == self._expected
+        except MemfsError:
+            stands = False
+        if not stands:  # begun before the lock: dirty or moved may be another writer's doing
+            head = assert_clean(self.repo, env=None if self.index is None else self.index.env())
+        self._head = head
 
     @property
     def head(self) -> str | None:
