@@ -12,6 +12,7 @@
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
     discovery.py finding the work tree without git, when git's answer is certain
+    earlycheck.py an edit's clean check, begun before the writer lock
     gitconfig.py reading git's settings without git, when certain
     index.py     reading the index file (the hook's look-ups)
     privateindex.py  the writer's own index: what its clean check reads and its commit writes
