@@ -46,7 +46,9 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
     edits, plains = [], []
     edit(0)
     plain(0)
-    for _ in range(max(repeat, 9)):  # interleaved, so both see the same load
+    # Interleaved, so both see the same load; 21 pairs at least, as the two differ by a
+    # few per cent and one machine hiccup moves the median of fewer.
+    for _ in range(max(repeat, 21)):
         edits.append(timed(edit))
         plains.append(timed(plain))
     one = statistics.median(edits)
