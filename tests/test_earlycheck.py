@@ -123,3 +123,25 @@ def test_edits_end_to_end_still_refuse_a_dirty_tree_and_commit_a_clean_one(mem: 
     (mem / "notes.txt").unlink()
     proc = memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "spelling", cwd=mem)
     assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("how", ["launcher", "console script"])
+def test_one_status_and_one_commit_per_edit_however_it_is_started(mem: Path, tmp_path: Path, how: str) -> None:
+    """The launcher starts the early check and cli/memory.py's `run` would too (for a
+    pip-installed console script): it starts once, and is the status the edit uses."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import BIN, LIB
+
+    log = tmp_path / "trace"
+    env = {**os.environ, "GIT_TRACE": str(log), "PYTHONPATH": str(LIB)}
+    argv = ["str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "spelling"]
+    command = [str(BIN / "git-memory")] if how == "launcher" else \
+        [sys.executable, "-c", "import sys; from gitmemfs.cli.memory import run; run()"]
+    proc = subprocess.run([*command, *argv], cwd=mem, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    started = [line.split("built-in: git ", 1)[1].split()[0] for line in log.read_text().splitlines()
+               if "built-in: git " in line]
+    assert started == ["status", "commit"], started

@@ -140,6 +140,9 @@ def run() -> None:
     """The console script: main(), then exit. After an edit read by cli/fastargs.py it
     leaves at once (`os._exit`, output flushed): no thread, log or atexit work is
     pending there, and Python's tear-down of ~40 modules costs ~2 ms of every edit."""
+    from gitmemfs.core.preload import load_for
+
+    load_for(sys.argv[1:])  # an installed console script's edit: its clean check starts now
     code = main()
     if _EDIT_LINE:
         import os

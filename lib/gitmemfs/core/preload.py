@@ -42,12 +42,17 @@ def image_path(stage: str, folder: str | None = None) -> str:
                         f"{stage}.{sys.implementation.cache_tag}.image")
 
 
+_ASKED: list[bool] = []
+
+
 def load_for(argv: list[str]) -> bool:
     """For an edit's line (`argv`: the arguments after `git memory`): load the `early`
     stage, start the clean check (core/earlycheck.py), then load the `edit` stage;
-    True when both images were current."""
-    if command_word(argv) not in EDIT_COMMANDS:
+    True when both images were current. Once a process: the launchers ask first, and
+    cli/memory.py's `run` asks again for an installed package's console script."""
+    if _ASKED or command_word(argv) not in EDIT_COMMANDS:
         return False
+    _ASKED.append(True)
     import gc
 
     # An edit lives ~30 ms and leaves by os._exit (cli/memory.py `run`): the cyclic
