@@ -220,8 +220,8 @@ def _integer(value: str | None, default: int) -> int | None:
     if scale != 1:
         text = text[:-1]
     digits = text[1:] if text[:1] in "+-" else text
-    if not digits.isdigit() or not digits.isascii():
-        return None
+    if not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and len(digits) > 1):
+        return None  # (git reads a leading 0 as octal, 0x as hex: left to git)
     return int(text) * scale
 
 
