@@ -139,3 +139,16 @@ def test_worktree_settings_are_left_to_git(tmp_path: Path, hermetic: Path) -> No
     git("init", "-q", str(repo), cwd=tmp_path)
     git("config", "extensions.worktreeConfig", "true", cwd=repo)
     assert gitconfig.read(str(repo / ".git")) is None
+
+
+@pytest.mark.parametrize("line", ["\tflag", "\tflag =", "\tflag = yes", "\tflag = No", "\tflag = on", "\tflag = 0",
+                                  "\tflag = 1", "\tflag = TRUE", "\tflag = off"])
+def test_a_boolean_reads_as_git_reads_it(tmp_path: Path, line: str) -> None:
+    """`any_true` against `git config --bool`: a key with no `=` is true, an empty value false."""
+    path = tmp_path / "config"
+    path.write_bytes(f"[core]\n{line}\n".encode())
+    found = ours(path.read_bytes())
+    assert found is not None
+    proc = subprocess.run(["git", "config", "--file", str(path), "--bool", "core.flag"], capture_output=True,
+                          text=True)
+    assert gitconfig.any_true(found, "core.flag") == (proc.stdout.strip() == "true"), proc.stdout

@@ -19,6 +19,8 @@ from __future__ import annotations
 import os
 import stat
 
+from gitmemfs.core import gitconfig
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping
@@ -27,7 +29,6 @@ if TYPE_CHECKING:
 # repository itself; these only change where the walk may go).
 _SEARCH_ENV = ("GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM")
 _HEX = frozenset("0123456789abcdef")
-_FALSE = ("false", "no", "off", "0")
 
 
 def find(path: str, moved: tuple[str, ...], env: Mapping[str, str] | None = None) -> tuple[str, str] | None:
@@ -72,8 +73,8 @@ def settled(settings: Mapping[str, list[str | None]]) -> bool:
     for key in settings:
         if key == "core.worktree" or key.startswith("extensions."):
             return False
-    if any((value or "true").lower() not in _FALSE for value in settings.get("core.bare", ())):
-        return False  # (`git init` writes `bare = false`; a bare key means true)
+    if gitconfig.any_true(settings, "core.bare"):
+        return False  # (`git init` writes `bare = false`)
     versions = settings.get("core.repositoryformatversion") or ["0"]
     return (versions[-1] or "").strip() in ("0", "1")
 

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 # Variables that choose another repository than the folder (core/repo.py locate_why).
 _CHOOSERS = ("MEMORY_DIR", "LETTA_MEMORY_DIR", "AGENT_ID", "LETTA_AGENT_ID")
-_FALSE = ("false", "no", "off", "0")
 
 
 class Early:
@@ -64,7 +63,7 @@ def start(folder: str | None, env: Mapping[str, str] | None = None) -> bool:
     settings = gitconfig.read(git_dir, env)
     if settings is None or not discovery.settled(settings):
         return False
-    if any((v or "true").lower() not in _FALSE for v in settings.get("core.splitindex", ())):
+    if gitconfig.any_true(settings, "core.splitindex"):
         return False
     try:
         identity = index_identity(git_dir)

@@ -74,12 +74,12 @@ _NON_INTERACTIVE = {
 # The staged tree against HEAD as the gates read it: every change, raw, full ids.
 # --ignore-submodules=none: a diff.ignoreSubmodules setting must not hide a gitlink
 # change from the gate.
+STAGED_DIFF = ("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none")
 # The writer's clean check: HEAD, branch and every change, untracked files included.
 # No optional locks: a read must never hold index.lock, which would make a concurrent
 # writer's commit fail or leave a stale lock if killed.
 STATUS = ("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
           "--ignore-submodules=none")
-STAGED_DIFF = ("diff", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--ignore-submodules=none")
 OBJECTS_AS_STORED = {"GIT_NO_REPLACE_OBJECTS": "1", "GIT_GRAFT_FILE": os.path.join(os.devnull, "no-grafts")}
 
 

@@ -54,6 +54,13 @@ def read(git_dir: str, env: Mapping[str, str] | None = None) -> Settings | None:
         return None
 
 
+def any_true(found: Mapping[str, list[str | None]], key: str) -> bool:
+    """Whether any value of the boolean setting `key` reads as true to git (a key with
+    no `=` is true, an empty value false): for "is this ever switched on" questions."""
+    return any(v is None or v.strip().lower() not in ("false", "no", "off", "0", "")
+               for v in found.get(key, ()))
+
+
 def _one(found: Settings, key: str) -> str | None:
     values = found.get(key)
     return values[-1] if values else None
