@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import discovery, git, gitconfig
+from gitmemfs.core import discovery, git, gitconfig, privateindex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,12 +33,11 @@ _CHOOSERS = ("MEMORY_DIR", "LETTA_MEMORY_DIR", "AGENT_ID", "LETTA_AGENT_ID")
 
 
 class Early:
-    """A started check: where, which index file it read, and the running status."""
+    """A started check: its repository, which index file it read, the running status."""
 
-    __slots__ = ("top", "git_dir", "identity", "status")
+    __slots__ = ("git_dir", "identity", "status")
 
-    def __init__(self, top: str, git_dir: str, identity: tuple[int, int, int, int], status: git.Started):
-        self.top = top
+    def __init__(self, git_dir: str, identity: tuple[int, int, int, int], status: git.Started):
         self.git_dir = git_dir
         self.identity = identity
         self.status = status
@@ -66,11 +65,11 @@ def start(folder: str | None, env: Mapping[str, str] | None = None) -> bool:
     if gitconfig.any_true(settings, "core.splitindex"):
         return False
     try:
-        identity = index_identity(git_dir)
+        identity = privateindex.index_identity(git_dir)
         status = git.start_light(git.STATUS, cwd=top)
     except (OSError, git.GitError):
         return False
-    _started.append(Early(top, git_dir, identity, status))
+    _started.append(Early(git_dir, identity, status))
     return True
 
 
@@ -91,11 +90,6 @@ def drop() -> None:
     """Stop a check no writer adopted (a refusal before the lock)."""
     while _started:
         _started.pop().status.stop()
-
-
-def index_identity(git_dir: str) -> tuple[int, int, int, int]:
-    info = os.lstat(os.path.join(git_dir, "index"))
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
 def read_head(git_dir: str, common_dir: str) -> str | None:

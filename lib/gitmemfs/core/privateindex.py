@@ -32,6 +32,11 @@ def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+def index_identity(git_dir: str) -> tuple[int, int, int, int]:
+    """Which file git's index in `git_dir` is now (OSError if there is none)."""
+    return _identity(os.lstat(os.path.join(git_dir, "index")))
+
+
 class Snapshot:
     """A private index: its path, and which file git's index was when it was taken."""
 
