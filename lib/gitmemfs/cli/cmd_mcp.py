@@ -25,6 +25,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
     p.add_argument("--root", metavar="DIR",
                    help="serve every agent's memory under DIR (DIR/<agent>[/memory]); calls name the agent")
+    p.add_argument("--tokens", metavar="FILE",
+                   help="with --http --root: lines 'AGENT TOKEN' (chmod 600); a client sees and touches only "
+                        "the agents its bearer token is listed for ('*': every agent)")
     inner = p.add_subparsers(dest="mcp_command", metavar="install")
     q = inner.add_parser("install", parents=[common], help="write an MCP client's configuration",
                          description="Add this memory as an MCP server to a client's configuration and "
@@ -57,7 +60,8 @@ def do_mcp(args: argparse.Namespace, ctx: Any) -> Report:
     _require_sdk()
     from gitmemfs.mcp import server
 
-    server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port)
+    server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port,
+               tokens_file=args.tokens)
     return Report("")
 
 
