@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from gitmemfs.cli.common import Report
-from gitmemfs.core.errors import EnvironmentProblem
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 
 EXTRA = "git-memfs[mcp]"
 
@@ -40,6 +40,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                                                 "claude-code, user for codex)")
     q.add_argument("--name", default="memory", help="the server's name in the client (default memory)")
     q.add_argument("--root", metavar="DIR", dest="install_root", help="configure a --root DIR server")
+    q.add_argument("--http", metavar="URL", dest="install_url",
+                   help="configure a running `git memory mcp --http` server at URL (e.g. "
+                        "http://127.0.0.1:8765/mcp) instead of starting one per client")
+    q.add_argument("--token-env", metavar="VAR",
+                   help="with --http: the environment variable the client reads the bearer token from "
+                        "(default GIT_MEMORY_MCP_TOKEN; '' for none); the token itself is never written")
     q.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
     p.set_defaults(func=do_mcp)
 
@@ -69,11 +75,20 @@ def do_install(args: argparse.Namespace, ctx: Any) -> Report:
     from gitmemfs.mcp import install
 
     root = args.install_root
-    memory_dir = None if root else ctx.repo().root
+    url = args.install_url
+    memory_dir = None if root or url else ctx.repo().root
+    trees = [os.path.abspath(root)] if root else [memory_dir] if memory_dir else []
+    if url and not root:
+        try:  # the memory the server serves, if this is one: never write into it
+            trees = [ctx.repo().root]
+        except MemfsError:  # not in a memory: nothing to keep clear of
+            trees = []
     command = install.server_command(memory_dir, root)
     scope = args.scope or ("project" if args.client == "claude-code" else "user")
+    token_env = install.TOKEN_ENV if args.token_env is None else (args.token_env or None)
     plan = install.plan(args.client, scope, args.name, command, cwd=os.getcwd(),
-                        home=os.path.expanduser("~"))
+                        home=os.path.expanduser("~"), url=url, token_env=token_env if url else None,
+                        memory_trees=trees)
     if not args.dry_run:
         install.write(plan)
     verb = "would write" if args.dry_run else "wrote"
