@@ -147,7 +147,8 @@ def codex_config(old: str, name: str, command: list[str], url: str | None = None
         if token_env:
             ours["bearer_token_env_var"] = _toml_string(token_env)
     else:
-        ours = {"command": _toml_string(command[0]), "args": "[" + ", ".join(_toml_string(a) for a in command[1:]) + "]"}
+        args = ", ".join(_toml_string(a) for a in command[1:])
+        ours = {"command": _toml_string(command[0]), "args": f"[{args}]"}
     ours.update(required="true", startup_timeout_sec=str(STARTUP_TIMEOUT))
     block = "".join(f"{k} = {v}\n" for k, v in ours.items())
     out: list[str] = []
