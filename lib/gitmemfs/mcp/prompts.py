@@ -79,7 +79,7 @@ def render(memories: Memories, name: str, arguments: dict[str, str] | None,
         raise PromptError(f"prompt {name}: missing required argument {missing[0]!r}")
     if name == "remember":
         why = given.get("why", "")
-        because = f" Reason: {why}" if why.strip() else " Give a one-line reason."
+        because = f" Reason: {why.strip().rstrip('.')}." if why.strip() else " Give a one-line reason."
         text = (f"Remember this: {given['fact']}\n\nFind where it belongs: view memory://tree, then view the "
                 "likeliest file. If a file already covers it, update it with str_replace or insert; "
                 "otherwise create a file with a one-line description (system/ only if it must be in "
