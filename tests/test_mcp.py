@@ -470,7 +470,8 @@ def test_install_writes_client_configuration(mem: Path, tmp_path: Path, hermetic
     parsed = tomllib.loads(codex.read_text())
     assert parsed["model"] == "o3" and parsed["mcp_servers"]["web"] == {"command": "web"}
     assert parsed["mcp_servers"]["memory"]["args"][-3:] == ["--memory-dir", str(mem), "mcp"]
-    assert "env" not in parsed["mcp_servers"]["memory"]
+    assert parsed["mcp_servers"]["memory"]["env"] == {"X": "1"}  # the user's own, kept
+    assert parsed["mcp_servers"]["memory"]["required"] is True
 
     snippet = memory("--memory-dir", str(mem), "mcp", "install", "json", cwd=project)
     assert json.loads(snippet.stdout)["mcpServers"]["memory"]["args"][-1] == "mcp"

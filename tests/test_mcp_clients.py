@@ -24,7 +24,7 @@ from conftest import git, memory, snapshot
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
-from test_mcp import LIMIT, http_server  # noqa: E402
+from test_mcp import LIMIT, http_server
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("GIT_MEMFS_NPM_CACHE") or
@@ -163,7 +163,7 @@ class StandInHandler(http.server.BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
             self.server.requests.append(json.loads(body))
@@ -183,7 +183,7 @@ class StandInHandler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.send_response(404)
         self.send_header("content-length", "0")
         self.end_headers()

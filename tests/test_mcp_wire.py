@@ -17,9 +17,9 @@ from conftest import git, head, memory, snapshot
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
-import anyio  # noqa: E402
-from mcp import Client  # noqa: E402
-from test_mcp import LIMIT, call, http_server, stdio, subject, text  # noqa: E402
+import anyio
+from mcp import Client
+from test_mcp import LIMIT, call, http_server, stdio, subject, text
 
 
 def agents_root(tmp_path: Path, *names: str, layout: str = "plain") -> Path:

@@ -69,7 +69,7 @@ def entries(memories: Memories, grant: frozenset[str] | None = None) -> list[Ent
     for agent in memories.agents(grant) if memories.multi else [None]:
         try:
             found = _entries(memories, agent, grant)
-        except Exception as exc:  # noqa: BLE001 - one agent's broken repository hides only that agent
+        except Exception as exc:
             if agent is None:
                 raise
             log.warning("git memory mcp: agent %s left out of the listing: %s", agent,
