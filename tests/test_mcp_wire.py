@@ -132,6 +132,11 @@ def test_a_token_sees_and_touches_only_its_agents(tmp_path: Path) -> None:
                 await c.get_prompt("load_memory", {"agent": "bob"})
             except Exception as exc:  # noqa: BLE001
                 out["prompt_bob"] = str(exc)
+            try:
+                async with c.listen(resource_subscriptions=["memory://bob/compiled"]):
+                    out["listen_bob"] = "opened"
+            except Exception as exc:  # noqa: BLE001
+                out["listen_bob"] = str(exc)
             out["own"] = await c.call_tool("create", {"path": "mine.md", "file_text": "mine\n", "description": "m",
                                                       "reason": "alice's own"})  # her one agent is implied
             return out
@@ -146,7 +151,8 @@ def test_a_token_sees_and_touches_only_its_agents(tmp_path: Path) -> None:
     for key in ("write_bob", "view_bob"):
         assert alice[key].is_error and "may not use agent bob" in text(alice[key]), text(alice[key])
         assert "secret" not in text(alice[key])
-    assert "may not use agent bob" in alice["read_bob"] and "may not use agent bob" in alice["prompt_bob"]
+    for key in ("read_bob", "prompt_bob", "listen_bob"):
+        assert "may not use agent bob" in alice[key], (key, alice[key])
     assert not alice["own"].is_error, text(alice["own"])
     assert subject(root / "alice") == "alice's own"
     assert snapshot(root / "bob") == bob_before
@@ -275,13 +281,19 @@ def test_not_json_is_a_parse_error_and_a_refusal_is_quiet(mem: Path) -> None:
     answers, stderr = raw_stdio(mem, [INIT, INITIALIZED, "this is not json", '{"jsonrpc": "2.0", "id": 7, "id": 8, '
                                       '"method": "ping"}',
                                       tool_call(3, "str_replace", {"path": "system/rules.md", "old_string": "Never",
-                                                                   "new_string": "Always", "reason": "try"})])
+                                                                   "new_string": "Always", "reason": "try"}),
+                                      json.dumps({"jsonrpc": "2.0", "id": 4, "method": "prompts/get",
+                                                  "params": {"name": "nope"}}),
+                                      json.dumps({"jsonrpc": "2.0", "id": 5, "method": "resources/read",
+                                                  "params": {"uri": "memory://system/missing.md"}})])
     errors = [a for a in answers if a.get("id") is None]
     assert [e["error"]["code"] for e in errors] == [-32700, -32600]
     refused = next(a for a in answers if a.get("id") == 3)["result"]
     assert refused["isError"] is True and "read_only" in refused["content"][0]["text"]
     assert "structuredContent" not in refused
-    assert stderr == ""
+    by_id = {a.get("id"): a for a in answers}
+    assert by_id[4]["error"]["code"] == -32602 and by_id[5]["error"]["code"] == -32602
+    assert stderr == ""  # refusals are answers, not tracebacks
     assert snapshot(mem) == before
 
 

@@ -21,7 +21,7 @@ import os
 import socket
 import stat
 import sys
-from typing import Any
+from typing import Any, Iterable
 
 import anyio
 import anyio.to_thread
@@ -99,6 +99,10 @@ class MemoryServer(MCPServer):
                 ("resources/subscribe", SubscribeRequestParams, self._subscribe),
                 ("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)):
             low.add_request_handler(method, params, handler)
+        listen = low.get_request_handler("subscriptions/listen")
+        if listen is not None:  # the SDK's stream, behind a check of whose URIs it asks for
+            self._listen = listen.handler
+            low.add_request_handler("subscriptions/listen", listen.params_type, self._listen_granted)
 
     # -- tools and prompts ----------------------------------------------------------------
 
@@ -156,11 +160,25 @@ class MemoryServer(MCPServer):
 
     # -- subscriptions --------------------------------------------------------------------
 
-    async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+    def _check_uris(self, ctx: Any, uris: Iterable[str]) -> None:
+        """Refuse (-32602) a subscription to another agent's resources than this client's."""
         grant = grant_of(ctx)
-        if grant is not None and self.memories.multi:
-            agent = str(params.uri).removeprefix(resources.SCHEME).partition("/")[0]
-            self.memories.location(agent, grant)  # refuses an agent this client may not use
+        if grant is None or not self.memories.multi:
+            return
+        for uri in uris:
+            agent = str(uri).removeprefix(resources.SCHEME).partition("/")[0]
+            try:
+                self.memories.location(agent, grant)
+            except MemfsError as exc:
+                raise MCPError(code=INVALID_PARAMS, message=redact(exc.message)) from None
+
+    async def _listen_granted(self, ctx: Any, params: Any) -> Any:
+        notifications = getattr(params, "notifications", None)
+        self._check_uris(ctx, getattr(notifications, "resource_subscriptions", None) or ())
+        return await self._listen(ctx, params)
+
+    async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
+        self._check_uris(ctx, [str(params.uri)])
         self.legacy.setdefault(ctx.session, set()).add(str(params.uri))
         return EmptyResult()
 
