@@ -25,9 +25,9 @@ from typing import Any, Iterable
 
 import anyio
 import anyio.to_thread
-from mcp.server.mcpserver import MCPServer
+from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
-from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.types import (
@@ -44,6 +44,7 @@ from mcp.types import (
     ReadResourceRequestParams,
     ReadResourceResult,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     UnsubscribeRequestParams,
 )
 
@@ -71,14 +72,16 @@ def grant_of(ctx: Any) -> frozenset[str] | None:
     return scope.get(GRANT_KEY) if isinstance(scope, dict) else None
 
 
-class MemoryServer(MCPServer):
-    """The SDK's server with our own tools, resources and prompts: schemas written out,
-    one error shape, and what each client may see decided per request."""
+class MemoryServer:
+    """The SDK's low-level server with our tools, resources and prompts: schemas written
+    out, one error shape, and what each client may see decided per request. (The SDK's
+    MCPServer would derive schemas with pydantic and import rich for its log handler:
+    start-up a client waits for, for nothing we use.)"""
 
     def __init__(self, memories: Memories):
-        super().__init__("git-memory", title="git memory", version=__version__,
-                         instructions=prompts.INSTRUCTIONS, log_level="WARNING")
         self.memories = memories
+        self.bus = InMemorySubscriptionBus()
+        self.listen = ListenHandler(self.bus)
         self.tool_list = tools.listing(memories.multi)
         # Built once: the typed results carry each protocol version's envelope.
         self.tools_result = ListToolsResult.model_validate({"tools": self.tool_list})
@@ -86,8 +89,8 @@ class MemoryServer(MCPServer):
         self.watcher = resources.HeadWatcher(memories)
         # Sessions on the older protocol that asked for resources/subscribe, with their URIs.
         self.legacy: dict[Any, set[str]] = {}
-        low = self._lowlevel_server
-        low.get_tool_input_schema = self._input_schema
+        self.low = low = Server("git-memory", title="git memory", version=__version__,
+                                instructions=prompts.INSTRUCTIONS, get_tool_input_schema=self._input_schema)
         for method, params, handler in (
                 ("tools/list", PaginatedRequestParams, self._list_tools),
                 ("tools/call", CallToolRequestParams, self._call_tool),
@@ -97,12 +100,9 @@ class MemoryServer(MCPServer):
                 ("resources/templates/list", PaginatedRequestParams, self._list_templates),
                 ("resources/read", ReadResourceRequestParams, self._read_resource),
                 ("resources/subscribe", SubscribeRequestParams, self._subscribe),
-                ("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)):
+                ("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe),
+                ("subscriptions/listen", SubscriptionsListenRequestParams, self._listen_granted)):
             low.add_request_handler(method, params, handler)
-        listen = low.get_request_handler("subscriptions/listen")
-        if listen is not None:  # the SDK's stream, behind a check of whose URIs it asks for
-            self._listen = listen.handler
-            low.add_request_handler("subscriptions/listen", listen.params_type, self._listen_granted)
 
     # -- tools and prompts ----------------------------------------------------------------
 
@@ -175,7 +175,7 @@ class MemoryServer(MCPServer):
     async def _listen_granted(self, ctx: Any, params: Any) -> Any:
         notifications = getattr(params, "notifications", None)
         self._check_uris(ctx, getattr(notifications, "resource_subscriptions", None) or ())
-        return await self._listen(ctx, params)
+        return await self.listen(ctx, params)  # the SDK's stream
 
     async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         self._check_uris(ctx, [str(params.uri)])
@@ -188,9 +188,9 @@ class MemoryServer(MCPServer):
 
     async def notify(self, uris: list[str], listed: bool) -> None:
         for uri in uris:
-            await self._subscriptions.publish(ResourceUpdated(uri=uri))
+            await self.bus.publish(ResourceUpdated(uri=uri))
         if listed:
-            await self._subscriptions.publish(ResourcesListChanged())
+            await self.bus.publish(ResourcesListChanged())
         for session, wanted in list(self.legacy.items()):
             for uri in uris:
                 if uri in wanted:
@@ -215,7 +215,7 @@ class MemoryServer(MCPServer):
     # -- running --------------------------------------------------------------------------
 
     async def serve_stdio(self) -> None:
-        low = self._lowlevel_server
+        low = self.low
         with StdioPipe() as pipe:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.watch, poll_interval())
@@ -243,7 +243,7 @@ class MemoryServer(MCPServer):
         allowed = [f"http://{h}:*" for h in ("127.0.0.1", "localhost", "[::1]", shown)] + origins
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
                                              allowed_origins=allowed)
-        app: Any = Gate(self.streamable_http_app(host=host, transport_security=security), tokens)
+        app: Any = Gate(self.low.streamable_http_app(host=host, transport_security=security), tokens)
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         sys.stderr.write(f"git memory mcp: serving http://{shown}:{port}/mcp\n")
@@ -371,6 +371,8 @@ def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: s
     if http and not is_loopback(host) and not tokens:
         raise UsageError(f"mcp: serving on {host} (not loopback) needs a bearer token: set {TOKEN_ENV} "
                          "(or --tokens FILE with --root), and give it to clients as Authorization: Bearer <token>")
+    # One plain line per message on stderr (the SDK logs only what is worth a warning).
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     server = MemoryServer(memories)
     server.watcher.poll()  # the baseline: changes from here on are notified
     if http:
