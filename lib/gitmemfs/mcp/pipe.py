@@ -15,11 +15,15 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from typing import Any, AsyncIterator
 
 import anyio
 
 DRAIN_LIMIT = 600.0  # seconds end of input waits for answers (a write can queue behind the lock)
+# The SDK writes `{"jsonrpc":"2.0","id":ID,"result"|"error":...}`: the id of an answer,
+# read without parsing a large result (a compiled memory is ~100 KB).
+ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)":')
 
 
 class Duplicate(ValueError):
@@ -98,15 +102,19 @@ class StdioPipe:
         return self
 
     async def write(self, text: str) -> None:
-        try:
-            message = json.loads(text)
-        except ValueError:
-            message = None
         async with self.lock:
             await self.stdout.write(text)
-        if isinstance(message, dict) and "id" in message and ("result" in message or "error" in message):
-            self.pending.discard(_key(message["id"]))
-            self.changed.set()
+        answered = ANSWER.match(text)
+        if answered is None and self.pending and text.startswith("{"):
+            try:  # another key order: parse it all
+                message = json.loads(text)
+            except ValueError:
+                message = None
+            if isinstance(message, dict) and ("result" in message or "error" in message):
+                self.pending.discard(_key(message.get("id")))
+        elif answered is not None:
+            self.pending.discard(_key(json.loads(answered.group(1))))
+        self.changed.set()
 
     async def flush(self) -> None:
         async with self.lock:
