@@ -26,6 +26,14 @@ from mcp import Client, StdioServerParameters
 LIMIT = 60  # seconds for any one exchange: a hang fails with a message, not a stall
 
 
+@pytest.fixture(autouse=True)
+def scrub_mcp_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No client or server setting of the person running the tests leaks in (or is written to)."""
+    for name in ("CODEX_HOME", "GIT_MEMORY_MCP_TOKEN", "GIT_MEMORY_MCP_ORIGINS", "GIT_MEMORY_MCP_POLL", "MCP_TIMEOUT",
+                 "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def stdio(repo: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(command="git", args=["memory", "mcp", *args], cwd=str(repo), env=dict(os.environ))
 

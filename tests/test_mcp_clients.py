@@ -24,7 +24,7 @@ from conftest import git, memory, snapshot
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
-from test_mcp import LIMIT, http_server
+from test_mcp import LIMIT, http_server, scrub_mcp_env  # noqa: F401
 
 HERE = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("GIT_MEMFS_NPM_CACHE") or

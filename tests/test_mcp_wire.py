@@ -19,7 +19,7 @@ pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not insta
 
 import anyio
 from mcp import Client
-from test_mcp import LIMIT, call, http_server, stdio, subject, text
+from test_mcp import LIMIT, call, http_server, scrub_mcp_env, stdio, subject, text  # noqa: F401
 
 
 def agents_root(tmp_path: Path, *names: str, layout: str = "plain") -> Path:
