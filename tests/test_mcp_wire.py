@@ -184,6 +184,28 @@ def test_token_errors_say_what_to_do_and_oauth_discovery_is_404(tmp_path: Path, 
             assert raw(url, path)[0] == 404, path
 
 
+def test_the_token_never_reaches_what_the_server_runs(mem: Path) -> None:
+    """A commit through the server runs hooks (and may start a dream) in the server's
+    environment; none of them may read the bearer token from it."""
+    token = "s3cret-token-0123456789"
+    hooks = Path(git("rev-parse", "--git-path", "hooks", cwd=mem).stdout.strip())
+    hooks = hooks if hooks.is_absolute() else mem / hooks
+    seen = mem.parent / "hook-env.txt"
+    local = hooks / "post-commit.local"
+    local.write_text(f"#!/bin/sh\nenv > '{seen}'\n")
+    local.chmod(0o755)
+    with http_server(mem, env={"GIT_MEMORY_MCP_TOKEN": token}) as url:
+        async def body(c: Client) -> Any:
+            return await c.call_tool("create", {"path": "notes/t.md", "description": "t", "file_text": "t\n",
+                                                "reason": "a commit runs the hooks"})
+
+        made = over_http(url, token, body)
+    assert not made.is_error, text(made)
+    dumped = seen.read_text()
+    assert "PATH=" in dumped  # the hook ran, with an environment
+    assert token not in dumped and "GIT_MEMORY_MCP_TOKEN" not in dumped
+
+
 # -- URIs -----------------------------------------------------------------------------------
 
 NAMES = ("system/my notes.md", "system/café.md", "system/user@host.md", "system/a#b.md")

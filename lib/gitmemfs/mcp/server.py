@@ -364,7 +364,9 @@ def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: s
     if tokens_file and not (http and root):
         raise UsageError("mcp: --tokens gives each agent its own token: it needs --http and --root DIR")
     tokens = load_tokens(tokens_file) if tokens_file else {}
-    token = os.environ.get(TOKEN_ENV) or None
+    # Taken out of the environment: git hooks, a dream the post-commit hook starts, and
+    # anything else this server runs never see it (a dream agent could call us with it).
+    token = os.environ.pop(TOKEN_ENV, None) or None
     if token:
         register_secret(token)
         tokens[token.encode()] = None  # the server's own token: every agent
