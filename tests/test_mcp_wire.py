@@ -100,6 +100,22 @@ def test_an_unreadable_agent_is_left_out_not_fatal(tmp_path: Path) -> None:
     assert "memory://bob/compiled" in uris and not any(u.startswith("memory://alice/") for u in uris)
 
 
+@pytest.mark.parametrize("layout", ["letta", "letta-root", "plain"])
+def test_tree_and_compile_are_what_the_cli_prints_in_every_layout(tmp_path: Path, layout: str) -> None:
+    root = agents_root(tmp_path, "ada", layout=layout)
+    repo = root / "ada"
+    anthropic_create(repo, "notes/plans.md", "ship it\n")
+
+    async def body(c: Client) -> Any:
+        return {name: text(await c.call_tool(name, {})) for name in ("tree", "compile")} | {
+            "tree_resource": (await c.read_resource("memory://tree")).contents[0].text}
+
+    seen = call(stdio(repo), body)
+    cli_tree = memory("tree", cwd=repo).stdout.rstrip("\n")
+    assert seen["tree"] == cli_tree and seen["tree_resource"] == cli_tree
+    assert seen["compile"] == memory("compile", cwd=repo).stdout.rstrip("\n")
+
+
 # -- a token per agent ----------------------------------------------------------------------
 
 ALICE, BOB, ADMIN = "alice-token-0123456789", "bob-token-0123456789ab", "admin-token-0123456789"

@@ -138,11 +138,9 @@ def read(memories: Memories, given: str, grant: frozenset[str] | None = None) ->
 
         return compiled(repo, rev)[0], MARKDOWN
     if path == TREE:
-        from gitmemfs.core import snapshot
-        from gitmemfs.view import tree
+        from gitmemfs.mcp.tools import rendered_tree
 
-        snap = snapshot.load(repo.root, rev)
-        return tree.render(tree.for_snapshot(snap.files), **tree.limits({})).text, "text/plain"
+        return rendered_tree(repo, rev), "text/plain"
     sha = commit_of(repo, rev)
     res = repo.git("cat-file", "blob", f"{sha}:{path}", check=False)
     if res.code != 0:

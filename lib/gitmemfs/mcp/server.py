@@ -91,7 +91,7 @@ class MemoryServer:
         self.legacy: dict[Any, set[str]] = {}
         self.low = low = Server("git-memory", title="git memory", version=__version__,
                                 instructions=prompts.INSTRUCTIONS, get_tool_input_schema=self._input_schema)
-        for method, params, handler in (
+        handlers: list[tuple[str, Any, Any]] = [
                 ("tools/list", PaginatedRequestParams, self._list_tools),
                 ("tools/call", CallToolRequestParams, self._call_tool),
                 ("prompts/list", PaginatedRequestParams, self._list_prompts),
@@ -101,7 +101,8 @@ class MemoryServer:
                 ("resources/read", ReadResourceRequestParams, self._read_resource),
                 ("resources/subscribe", SubscribeRequestParams, self._subscribe),
                 ("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe),
-                ("subscriptions/listen", SubscriptionsListenRequestParams, self._listen_granted)):
+                ("subscriptions/listen", SubscriptionsListenRequestParams, self._listen_granted)]
+        for method, params, handler in handlers:
             low.add_request_handler(method, params, handler)
 
     # -- tools and prompts ----------------------------------------------------------------
@@ -219,7 +220,9 @@ class MemoryServer:
         with StdioPipe() as pipe:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(self.watch, poll_interval())
-                async with stdio_server(stdin=pipe.reader(), stdout=pipe.writer()) as (read, write):
+                # Duck-typed: the transport only iterates stdin's lines and awaits write/flush.
+                async with stdio_server(stdin=pipe.reader(), stdout=pipe.writer()) as (  # type: ignore[arg-type]
+                        read, write):
                     await low.run(read, write, low.create_initialization_options())
                 tg.cancel_scope.cancel()
 
@@ -296,11 +299,12 @@ def _match(tokens: dict[bytes, frozenset[str] | None], value: bytes) -> frozense
     return found
 
 
-async def _answer(send: Any, status: int, body: dict[str, str], headers: list[tuple[bytes, bytes]] = ()) -> None:
+async def _answer(send: Any, status: int, body: dict[str, str],
+                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
     data = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            *headers]})
+                            *(headers or [])]})
     await send({"type": "http.response.body", "body": data})
 
 

@@ -179,11 +179,7 @@ def _view(repo: Repo, a: dict[str, Any]) -> Outcome:
 
 
 def _tree(repo: Repo, a: dict[str, Any]) -> Outcome:
-    from gitmemfs.core import snapshot
-    from gitmemfs.view import tree
-
-    snap = snapshot.load(repo.root, a.get("rev", "HEAD"))
-    return Outcome(tree.render(tree.for_snapshot(snap.files), **tree.limits({})).text)
+    return Outcome(rendered_tree(repo, a.get("rev", "HEAD")))
 
 
 def _compile(repo: Repo, a: dict[str, Any]) -> Outcome:
@@ -370,12 +366,36 @@ def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | Non
     return ok(spec, outcome)
 
 
+def layout_of(repo: Repo, snap: Any) -> str:
+    """The commit's layout, as `git memory compile` and `tree` find it (memory.layout,
+    else its root MEMORY.md)."""
+    from gitmemfs.core import layout as layouts
+
+    try:
+        return layouts.detect(repo.cfg(layouts.CONFIG_KEY), any(e.path == layouts.INDEX for e in snap.files))
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
+
+
 def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
-    """(the prompt projection of `rev`, the commit it was built from)."""
+    """(the prompt projection of `rev`, the commit it was built from): `git memory compile`."""
     from gitmemfs.core import snapshot
     from gitmemfs.view import compile as compiler
 
     snap = snapshot.load(repo.root, rev)
     projection, _ = compiler.project(snap, quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, CACHE_FILE))
+                                     cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout_of(repo, snap))
     return projection.text, snap.revision
+
+
+def rendered_tree(repo: Repo, rev: str = "HEAD") -> str:
+    """The file tree of `rev`, as `git memory tree` prints it."""
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import tree
+
+    snap = snapshot.load(repo.root, rev)
+    layout = layout_of(repo, snap)
+    caps = tree.limits({})
+    return tree.render(tree.for_snapshot(snap.files, layout=layout), max_lines=caps["max_lines"],
+                       max_chars=caps["max_chars"], max_children=caps["max_children"],
+                       system=layout == "letta").text
