@@ -108,10 +108,15 @@ def test_tree_and_compile_are_what_the_cli_prints_in_every_layout(tmp_path: Path
 
     async def body(c: Client) -> Any:
         return {name: text(await c.call_tool(name, {})) for name in ("tree", "compile")} | {
-            "tree_resource": (await c.read_resource("memory://tree")).contents[0].text}
+            "tree_resource": (await c.read_resource("memory://tree")).contents[0].text,
+            "listed": {r.uri for r in (await c.list_resources()).resources}}
 
     seen = call(stdio(repo), body)
     cli_tree = memory("tree", cwd=repo).stdout.rstrip("\n")
+    pinned = {u for u in seen["listed"] if u not in ("memory://tree", "memory://compiled")}
+    assert pinned == {"letta": {"memory://system/human.md", "memory://system/persona.md"},
+                      "letta-root": {"memory://MEMORY.md", "memory://human.md", "memory://persona.md"},
+                      "plain": set()}[layout], pinned
     assert seen["tree"] == cli_tree and seen["tree_resource"] == cli_tree
     assert seen["compile"] == memory("compile", cwd=repo).stdout.rstrip("\n")
 

@@ -1,6 +1,6 @@
 """memory:// resources, read from commits, and the HEAD watcher behind subscriptions.
 
-    memory://system/persona.md       a pinned file at HEAD (text/markdown); every system/*.md is listed
+    memory://system/persona.md       a pinned file at HEAD (text/markdown); every pinned file is listed
     memory://compiled                the prompt projection at HEAD (what `git memory compile` prints)
     memory://tree                    the file tree at HEAD
     memory://{path}                  any file at HEAD
@@ -93,11 +93,15 @@ def _entries(memories: Memories, agent: str | None, grant: frozenset[str] | None
 
 
 def pinned(repo: Repo) -> list[tuple[str, str]]:
-    """(path, description) of every system/*.md file at HEAD."""
+    """(path, description) of every pinned file at HEAD: system/*.md (letta), the root's
+    *.md (letta-root); a plain memory pins none."""
+    from gitmemfs.core import layout as layouts
     from gitmemfs.core import snapshot
+    from gitmemfs.mcp.tools import layout_of
 
     snap = snapshot.load(repo.root, "HEAD")
-    files = [e for e in snap.files if e.path.startswith("system/") and e.path.lower().endswith(".md")]
+    layout = layout_of(repo, snap)
+    files = [e for e in snap.files if layouts.is_core(e.path, layout)]
     blobs = snap.read(files)
     out = []
     for e in sorted(files, key=lambda e: e.path):
@@ -187,7 +191,7 @@ class HeadWatcher:
                 continue
             base = _prefix(agent)
             uris += [base + COMPILED, base + TREE] + [uri(agent, p) for p in changed]
-            listed = listed or any(p.startswith("system/") for p in changed)
+            listed = listed or any(p.startswith("system/") or "/" not in p for p in changed)
         return uris, listed
 
 
