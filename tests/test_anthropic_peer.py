@@ -15,14 +15,13 @@ import sys
 import tarfile
 import tempfile
 import xml.etree.ElementTree as ET
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("anthropic")
 pytest.importorskip("pytest_asyncio", reason="the SDK's tests need pytest-asyncio (pip install -e '.[dev]')")
-
-from importlib.metadata import version  # noqa: E402
 
 PASS_MIN = 93  # of 99 in anthropic 2.15.0; docs/anthropic-sdk.md names every case that does not pass
 MEMBER = "tests/lib/tools/memory_tools/test_filesystem.py"

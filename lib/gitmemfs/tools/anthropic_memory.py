@@ -528,7 +528,8 @@ def generated(rel: str) -> str:
 
 def match_lines(content: str, needle: str) -> list[int]:
     """Lines of every match, overlapping ones included (as the reference counts them)."""
-    out, start = [], 0
+    out: list[int] = []
+    start = 0
     while True:
         pos = content.find(needle, start)
         if pos == -1:
