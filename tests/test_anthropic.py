@@ -309,6 +309,14 @@ def test_base_path_holds_only_the_memory_files_and_one_link(tmp_path: Path) -> N
     assert checked.returncode == 0, checked.stderr
 
 
+def test_a_relative_base_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    tool = GitMemoryTool("memory")
+    assert tool.call({"command": "create", "path": f"{M}/a.txt", "file_text": "a"}).startswith("File created")
+    assert (tmp_path / "memory" / "memories" / "a.txt").read_text() == "a"
+    assert git("log", "--format=%s", cwd=tmp_path / "memory" / "memories").stdout == "create /memories/a.txt\n"
+
+
 def test_the_git_dir_is_chosen_once_and_found_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     GitMemoryTool(str(tmp_path / "m")).call({"command": "create", "path": f"{M}/a.txt", "file_text": "a"})

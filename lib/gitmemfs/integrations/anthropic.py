@@ -159,6 +159,7 @@ def _link_git_dir(path: str, git_dir: str) -> None:
 
 def _secure_mkdir(path: str) -> None:
     """`path` and its missing parents at 0o700 whatever the umask (as the reference makes them)."""
+    path = os.path.abspath(path)  # a relative one ends in '' going up
     missing = []
     while not os.path.exists(path):
         missing.append(path)
