@@ -535,6 +535,29 @@ def test_cli_call_in_a_letta_repo_keeps_the_names(repo: Path) -> None:
     assert git("show", "--name-only", "--format=", "HEAD~1", cwd=repo).stdout.split() == ["plans.md", "stray.txt"]
 
 
+def test_cli_letta_schema_adopts_when_asked(mem: Path) -> None:
+    import json
+
+    (mem / "system" / "contacts.md").write_text(memfile("People I know", "Sarah: +1-555-0100\nAnn: new\n"))
+    (mem / "reference" / "history" / "b.md").unlink()
+    edit = json.dumps({"command": "str_replace", "reason": "Tom's new number", "file_path": "reference/history/a.md",
+                       "old_string": "alpha", "new_string": "ALPHA"})
+    before = git("rev-parse", "HEAD", cwd=mem).stdout
+    refused = json.loads(memory("call", edit, cwd=mem).stdout)
+    assert refused["error"].startswith("Memory repo has uncommitted changes.")
+    assert git("rev-parse", "HEAD", cwd=mem).stdout == before
+    assert json.loads(memory("call", edit, "--adopt-outside-changes", cwd=mem).stdout)["ok"]
+    assert git("log", "-2", "--format=%s", cwd=mem).stdout.splitlines() == ["Tom's new number", "outside change"]
+    assert git("show", "--name-only", "--format=", "HEAD~1", cwd=mem).stdout.split() == [
+        "reference/history/b.md", "system/contacts.md"]
+    # A person's edit of a read_only file is not adopted: the write is refused, naming it.
+    (mem / "system" / "rules.md").write_text(memfile("Ground rules", "Share everything.\n"))
+    out = json.loads(memory("call", edit.replace("ALPHA", "x").replace("alpha", "ALPHA"), "--adopt-outside-changes",
+                            cwd=mem).stdout)
+    assert out["error"].startswith("memory: an outside change was not adopted: system/rules.md"), out
+    assert git("log", "-1", "--format=%s", cwd=mem).stdout == "Tom's new number\n"
+
+
 def test_the_sdks_tool_runner_drives_our_tool_offline(tmp_path: Path) -> None:
     """examples/anthropic_tool_runner.py: the SDK's own loop, a scripted model over a mock
     transport, our class as the memory tool: the file lands, the view answers, one commit."""
