@@ -338,6 +338,21 @@ def test_the_git_dir_is_chosen_once_and_found_again(tmp_path: Path, monkeypatch:
         GitMemoryTool(str(tmp_path / "n"), git_dir=tmp_path / "third.git").call({"command": "view", "path": M})
 
 
+def test_a_moved_memory_keeps_its_history_to_itself(tmp_path: Path) -> None:
+    GitMemoryTool(str(tmp_path / "a")).call({"command": "create", "path": f"{M}/x.txt", "file_text": "x"})
+    (tmp_path / "a").rename(tmp_path / "b")  # the link moves along: the history follows the folder
+    with pytest.raises(ValueError, match="is the history of another folder that was at .*/a/memories"):
+        GitMemoryTool(str(tmp_path / "a")).call({"command": "view", "path": M})  # a new folder at the old place
+    assert not (tmp_path / "a" / "memories" / ".git").exists()
+    moved = GitMemoryTool(str(tmp_path / "b"))
+    assert moved.call({"command": "view", "path": f"{M}/x.txt"}).endswith("1\tx")
+    assert git("log", "--format=%s", cwd=tmp_path / "b" / "memories").stdout == "create /memories/x.txt\n"
+    fresh = GitMemoryTool(str(tmp_path / "a"), git_dir=tmp_path / "a.git")
+    fresh.call({"command": "create", "path": f"{M}/y.txt", "file_text": "y"})
+    assert git("log", "--format=%s", cwd=tmp_path / "a" / "memories").stdout == "create /memories/y.txt\n"
+    assert git("status", "--porcelain", cwd=tmp_path / "b" / "memories").stdout == ""
+
+
 def test_a_memory_with_its_git_folder_inside_keeps_working(tmp_path: Path) -> None:
     root = tmp_path / "m" / "memories"
     root.mkdir(parents=True)

@@ -49,6 +49,7 @@ Reason = Union[str, Callable[[dict], str], None]
 PathLike = Union[str, "os.PathLike[str]"]
 _REASON: contextvars.ContextVar[str | None] = contextvars.ContextVar("gitmemfs_reason", default=None)
 # The argument names that hold memory paths, per command (validated before the call runs).
+FOLDER_ID = "memory.folderId"  # in a git dir kept outside: the folder it is the history of
 _PATHS = {"view": ("path",), "create": ("path",), "str_replace": ("path",), "insert": ("path",),
           "delete": ("path",), "rename": ("old_path", "new_path")}
 
@@ -126,7 +127,7 @@ def open_or_init(path: str, git_dir: str | None = None) -> Repo:
     _secure_mkdir(path)
     dot = os.path.join(path, ".git")
     if not os.path.lexists(dot):
-        _link_git_dir(path, git_dir or default_git_dir(path))
+        _link_git_dir(path, git_dir or default_git_dir(path), chosen=git_dir is not None)
     found = describe_git_dir(path)
     if found is None or os.path.realpath(found[0]) != os.path.realpath(path):
         raise ValueError(f"{dot} is not a git repository for {path}; move it away (or pass git_dir=) and retry")
@@ -135,6 +136,9 @@ def open_or_init(path: str, git_dir: str | None = None) -> Repo:
                          "first (git's own `git init --separate-git-dir`) or leave git_dir out")
     top, found_dir, common = found
     repo = Repo(top, found_dir, common, read_config(top))
+    if os.path.islink(dot) and repo.cfg(FOLDER_ID) != _folder_id(path):  # made, or linked from a new folder
+        repo.git("config", "--local", FOLDER_ID, _folder_id(path))
+        repo.reload_config()
     if repo.cfg("memory.repo") is None:
         for key, value in (("memory.repo", "true"), ("memory.layout", "plain"), ("memory.checkScope", "letta")):
             repo.git("config", "--local", key, value)
@@ -145,9 +149,18 @@ def open_or_init(path: str, git_dir: str | None = None) -> Repo:
     return repo
 
 
-def _link_git_dir(path: str, git_dir: str) -> None:
-    """`path/.git` as a link to `git_dir`, made (empty, branch main) if it does not exist."""
-    if not os.path.exists(os.path.join(git_dir, "HEAD")):
+def _link_git_dir(path: str, git_dir: str, *, chosen: bool) -> None:
+    """`path/.git` as a link to `git_dir`, made (empty, branch main) if it does not exist.
+    A history found by the default key but recorded for another folder (the one that was
+    at this place was moved, or deleted) is not taken over unless `chosen` (git_dir=)."""
+    if os.path.exists(os.path.join(git_dir, "HEAD")):
+        recorded = git.run_light(["config", "--file", os.path.join(git_dir, "config"), "--get", FOLDER_ID],
+                                 check=False).out.strip()
+        if not chosen and recorded and recorded != _folder_id(path):
+            raise ValueError(f"{git_dir} is the history of another folder that was at {path} (moved or deleted "
+                             "since: a moved one took its history along); pass git_dir= to continue that history "
+                             "here, or remove it to start afresh")
+    else:
         _secure_mkdir(os.path.dirname(git_dir))
         # git writes its `.git` text file here; the link below replaces it.
         git.run_light(["init", "-q", f"--separate-git-dir={git_dir}", path], cwd=path)
@@ -155,6 +168,12 @@ def _link_git_dir(path: str, git_dir: str) -> None:
     link = os.path.join(path, f".git.{os.getpid()}.{threading.get_ident()}")
     os.symlink(git_dir, link, target_is_directory=True)
     os.replace(link, os.path.join(path, ".git"))  # atomic: git never sees the folder without one
+
+
+def _folder_id(path: str) -> str:
+    """The folder itself (device and inode): the same after a rename, new if made again."""
+    st = os.stat(path)
+    return f"{st.st_dev}:{st.st_ino}"
 
 
 def _secure_mkdir(path: str) -> None:
