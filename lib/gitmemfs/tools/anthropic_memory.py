@@ -444,7 +444,7 @@ class AnthropicMemory:
             with self.session([old_rel, new_rel], file_mode=mode) as s:
                 data = s.read(old_rel) or b""
                 self.refuse_read_only(data, old, "renamed")
-                sha = s.commit([Change(old_rel, None), Change(new_rel, self.moved(data, old_rel, new_rel))],
+                sha: str | None = s.commit([Change(old_rel, None), Change(new_rel, self.moved(data, old_rel, new_rel))],
                                op="rename", reason=reason, paths=[old_rel, new_rel])
             return Outcome(f"Successfully renamed {old} to {new}", sha, [old_rel, new_rel])
         with self.session([old_rel, new_rel]) as s:
