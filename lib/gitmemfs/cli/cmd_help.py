@@ -18,20 +18,26 @@ if TYPE_CHECKING:
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("help", parents=[common], help="show help for git memory or one of its commands",
-                       description="Print the help of git memory or of COMMAND (the text the man "
-                                   "page is generated from). Works where man or the page is missing.")
-    p.add_argument("topic", metavar="COMMAND", nargs="?", help="a git memory subcommand")
+                       description="Print the help of git memory or of COMMAND, or of one of its own "
+                                   "subcommands (git memory help mcp install): the text the man page "
+                                   "is generated from. Works where man or the page is missing.")
+    p.add_argument("topic", metavar="COMMAND", nargs="*", help="a git memory subcommand, and its subcommand")
     p.set_defaults(func=do_help)
 
 
 def do_help(args: argparse.Namespace, ctx: Any) -> Report:
     parser = ctx.parser  # the full parser, handed over by the console script
-    if not args.topic:
-        return Report(parser.format_help(), {"command": None})
-    choices = _subcommands(parser)
-    if args.topic not in choices:
-        raise UsageError(f"no such command '{args.topic}'; commands: {', '.join(sorted(choices))}")
-    return Report(choices[args.topic].format_help(), {"command": args.topic})
+    for depth, word in enumerate(args.topic):
+        choices = _subcommands(parser)
+        if word not in choices:
+            known = ", ".join(sorted(choices))
+            if depth == 0:
+                raise UsageError(f"no such command '{word}'; commands: {known}")
+            before = " ".join(args.topic[:depth])
+            raise UsageError(f"no such command '{before} {word}'; "
+                             + (f"{before} has: {known}" if known else f"{before} has no subcommands"))
+        parser = choices[word]
+    return Report(parser.format_help(), {"command": " ".join(args.topic) or None})
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
