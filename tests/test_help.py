@@ -5,7 +5,7 @@ import argparse
 import re
 from pathlib import Path
 
-from conftest import memory
+from conftest import ROOT, memory
 
 
 def test_help_prints_command_help_without_a_repo(tmp_path: Path) -> None:
@@ -60,3 +60,20 @@ def test_help_names_what_a_command_has_when_a_subcommand_is_unknown(tmp_path: Pa
     assert proc.stderr.startswith("error: no such command 'hooks nope'; hooks has: install, status")
     proc = memory("help", "view", "x", cwd=tmp_path)
     assert proc.returncode == 2 and "view has no subcommands" in proc.stderr
+
+
+def test_help_names_the_example_files_that_ship_with_the_package(tmp_path: Path) -> None:
+    """The docs' dream tour and the agent recipes use files inside the package, so they
+    are there after a pip install too (tests/test_install.py checks an installed copy)."""
+    listing = memory("help", "--example", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr
+    names = listing.stdout.split("\n", 1)[1].split()
+    assert {"session.jsonl", "agents/README.md", "agents/claude-code.sh", "agents/codex.sh", "agents/letta.sh",
+            "agents/llm.sh"} <= set(names)
+    proc = memory("help", "--example", "session.jsonl", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    path = Path(proc.stdout.strip())
+    assert path.is_absolute() and path.parts[-3:] == ("gitmemfs", "examples", "session.jsonl")
+    assert path.read_bytes() == (ROOT / "examples" / "session.jsonl").read_bytes()
+    proc = memory("help", "--example", "nope.jsonl", cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: no example named 'nope.jsonl'; examples: ")

@@ -9,7 +9,9 @@ docs elide with it); the docs' home and repository paths stand for the temp ones
 A block that needs what a test machine lacks (a real hosted server, a specific
 terminal) is preceded by `<!-- transcript: skip: REASON -->`; a block can run setup
 first with `<!-- transcript: setup: SHELL COMMANDS -->`, or start from a new
-repository with `<!-- transcript: fresh -->` (both hidden when rendered).
+repository with `<!-- transcript: fresh -->` (both hidden when rendered). A command
+may open a here-document (`cat > ../x <<'EOF'`): its lines, through the closing word,
+belong to the command.
 """
 from __future__ import annotations
 
@@ -33,9 +35,16 @@ class Block:
         self.setup = setup
         self.fresh = fresh
         self.steps: list[tuple[str, list[str]]] = []  # (command, expected output lines)
+        heredoc = None  # the word that ends a here-document the last command opened
         for raw in text.split("\n"):
-            if raw.startswith("$ "):
+            if heredoc is not None:  # the here-document is part of the command
+                command, output = self.steps[-1]
+                self.steps[-1] = (command + "\n" + raw, output)
+                heredoc = None if raw == heredoc else heredoc
+            elif raw.startswith("$ "):
                 self.steps.append((raw[2:], []))
+                opened = re.search(r"<<-?\s*(['\"]?)(\w+)\1", raw)
+                heredoc = opened.group(2) if opened else None
             elif self.steps:
                 self.steps[-1][1].append(raw)
 

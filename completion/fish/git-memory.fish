@@ -228,6 +228,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'sh
 complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a create -d 'create a memory file (fails if it exists)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str-replace -d ''
@@ -457,3 +458,4 @@ complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this
 complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r
