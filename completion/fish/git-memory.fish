@@ -24,7 +24,6 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect file
 complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
-complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: matching lines, ranked'
 complete -c git-memory -f -n '__fish_use_subcommand' -a log -d 'the memory\'s commits: when, who, what and why'
@@ -32,6 +31,7 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a show -d 'a memory file a
 complete -c git-memory -f -n '__fish_use_subcommand' -a diff -d 'what changed, frontmatter and body apart'
 complete -c git-memory -f -n '__fish_use_subcommand' -a undo -d 'take back one commit or a whole dream, as a new commit'
 complete -c git-memory -f -n '__fish_use_subcommand' -a restore -d 'bring back one file as it was at a revision'
+complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
 complete -c git-memory -n '__fish_use_subcommand' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_use_subcommand' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_use_subcommand' -l json -d 'print one JSON object on stdout, errors included'
@@ -176,10 +176,6 @@ complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
-complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
-complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
-complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
-complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
@@ -229,6 +225,11 @@ complete -c git-memory -n '__fish_seen_subcommand_from restore' -s q -l quiet -d
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -l rev -r
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a create -d 'create a memory file (fails if it exists)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str-replace -d ''
@@ -254,7 +255,6 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protec
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: matching lines, ranked'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a log -d 'the memory\'s commits: when, who, what and why'
@@ -262,6 +262,7 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a show -d 'a memory 
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a diff -d 'what changed, frontmatter and body apart'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a undo -d 'take back one commit or a whole dream, as a new commit'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a restore -d 'bring back one file as it was at a revision'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
 complete -c git -n '__fish_seen_subcommand_from memory' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from memory' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from memory' -l json -d 'print one JSON object on stdout, errors included'
@@ -406,10 +407,6 @@ complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory
 complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
-complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
-complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
-complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
-complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
@@ -459,3 +456,8 @@ complete -c git -n '__fish_seen_subcommand_from restore' -s q -l quiet -d 'print
 complete -c git -n '__fish_seen_subcommand_from restore' -l rev -r
 complete -c git -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 
 # Each module adds its subcommands; order is the order of `git memory -h`. They are
 # imported as the parser is built, so an edit loads cmd_edit alone (the others pull in
-# `typing`, `re` and friends: ~15 ms of every edit otherwise).
+# `typing`, `re` and friends: ~15 ms of every edit otherwise). cmd_help comes last:
+# `help` is built up to its own module, and must know every command before it.
 MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_compile", "cmd_config",
-           "cmd_admin", "cmd_help", "cmd_mcp", "cmd_history")
+           "cmd_admin", "cmd_mcp", "cmd_history", "cmd_help")
 
 
 def module(name: str):
