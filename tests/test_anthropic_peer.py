@@ -4,7 +4,7 @@ The SDK ships the test file of its `BetaLocalFilesystemMemoryTool` in its source
 distribution. Here pip downloads that sdist (for the installed SDK's version) into a
 cache, the test file is copied to a temp dir with one change, its import of the SDK's
 two classes replaced by ours, and a separate pytest runs it. The file is never copied
-into this project. docs/anthropic-sdk.md cites the figure; PASS_MIN is the claim.
+into this project. docs/mcp-and-sdks.md cites the figure; PASS_MIN is the claim.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("anthropic")
 pytest.importorskip("pytest_asyncio", reason="the SDK's tests need pytest-asyncio (pip install -e '.[dev]')")
 
-PASS_MIN = 93  # of 99 in anthropic 2.15.0; docs/anthropic-sdk.md names every case that does not pass
+PASS_MIN = 93  # of 99 in anthropic 2.15.0; docs/mcp-and-sdks.md names every case that does not pass
 MEMBER = "tests/lib/tools/memory_tools/test_filesystem.py"
 # The import the SDK's file makes of its own classes, and ours in its place (same names).
 THEIRS = re.compile(r"from anthropic\.lib\.tools\._beta_builtin_memory_tool import \(\s*"
