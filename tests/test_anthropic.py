@@ -248,6 +248,7 @@ def test_outside_changes_are_adopted_as_their_own_commit(tmp_path: Path, monkeyp
     (root / "notes").mkdir()
     (root / "notes" / "new.txt").write_text("a person wrote this\n")
     (root / "c.txt").unlink()
+    git("mv", "a.txt", "moved.txt", cwd=root)  # a rename a person staged: both paths
     assert tool.call({"command": "view", "path": f"{M}/b.txt"}).endswith("     2\tline2\r\n     3\t")
     assert git("status", "--porcelain", cwd=root).stdout != ""  # a view records nothing
     tool.call({"command": "str_replace", "path": f"{M}/b.txt", "old_str": "line2", "new_str": "LINE2"})
@@ -255,8 +256,8 @@ def test_outside_changes_are_adopted_as_their_own_commit(tmp_path: Path, monkeyp
     log = git("log", "-2", "--format=%an <%ae>|%s|%(trailers:only,unfold,separator=%x2C)", cwd=root).stdout
     assert log.splitlines() == [
         "agent-7 <agent-7@agents.invalid>|str_replace /memories/b.txt|Memory-Op: str_replace,Memory-Path: b.txt",
-        "Test User <test@example.com>|outside change|Memory-Op: adopt,Memory-Path: b.txt,Memory-Path: c.txt,"
-        "Memory-Path: notes/new.txt"]
+        "Test User <test@example.com>|outside change|Memory-Op: adopt,Memory-Path: a.txt,Memory-Path: b.txt,"
+        "Memory-Path: c.txt,Memory-Path: moved.txt,Memory-Path: notes/new.txt"]
     kept = subprocess.run(["git", "show", "HEAD~1:b.txt"], cwd=root, capture_output=True, check=True).stdout
     assert kept == b"line1\r\nline2\r\n"  # the person's bytes, as they were
     assert git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout == ""

@@ -24,7 +24,7 @@ from gitmemfs.core import hookless
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.writer import Change, WriteSession, commit_message, literal, operation_in_progress, recover, status
+from gitmemfs.core.writer import Change, WriteSession, commit_message, literal, operation_in_progress, recover
 
 SUBJECT = "outside change"
 OP = "adopt"
@@ -45,12 +45,33 @@ def adopt(repo: Repo, scope: Sequence[str] | None = None, *, tool: str = "memory
             recover(repo)
             if operation_in_progress(repo):
                 return None
-            head, branch, dirty = status(repo)
+            head, branch, dirty = _status(repo)
             if not dirty or branch is None:
                 return None
             return _commit(repo, head, sorted(set(dirty)), scope, tool)
         finally:
             repo.held_fds = ()
+
+
+def _status(repo: Repo) -> tuple[str | None, str | None, list[str]]:
+    """(HEAD, branch, every changed path): as the writer's clean check, but a rename a
+    person staged (`git mv`) counts as both its paths, so both are adopted."""
+    res = repo.git("--no-optional-locks", "status", "--porcelain=v2", "-z", "--branch", "--untracked-files=all",
+                   "--ignore-submodules=none", "--no-renames")
+    head = branch = None
+    dirty = []
+    for item in res.out.split("\0"):
+        if item.startswith("# branch.oid "):
+            head = None if item.endswith(" (initial)") else item[len("# branch.oid "):]
+        elif item.startswith("# branch.head "):
+            branch = None if item.endswith(" (detached)") else item[len("# branch.head "):]
+        elif item[:2] == "1 ":
+            dirty.append(item.split(" ", 8)[-1])
+        elif item[:2] == "u ":
+            dirty.append(item.split(" ", 10)[-1])
+        elif item[:2] == "? ":
+            dirty.append(item[2:])
+    return head, branch, dirty
 
 
 def _commit(repo: Repo, head: str | None, paths: list[str], scope: Sequence[str] | None, tool: str) -> str | None:
@@ -80,6 +101,9 @@ def _commit(repo: Repo, head: str | None, paths: list[str], scope: Sequence[str]
         raise _refused([exc.message.split(": the change breaks the memory rules: ", 1)[-1]],
                        [ch.path for ch in changes]) from None
     files = [ch.path for ch in changes]
+    in_head = [f for f in files if olds[f] is not None]
+    if in_head:  # what a person staged (`git rm`, `git mv`) as git would stage it from the disk
+        repo.git("reset", "-q", head or "HEAD", "--", *literal(in_head))
     message = commit_message(SUBJECT, OP, files)
     result, sha = hookless.commit_validated(repo, files, new_files=any(olds[f] is None for f in files),
                                             author=[], message=message)
