@@ -84,3 +84,14 @@ def test_the_sdks_own_memory_tool_tests_pass_against_ours(tmp_path: Path) -> Non
     print(f"anthropic {release}: the SDK's memory-tool tests against GitMemoryTool: {passed} of {total} pass")
     assert total >= 99, proc.stdout[-3000:]
     assert passed >= PASS_MIN, "\n".join(failed)
+
+
+def test_an_unreachable_registry_skips_naming_pips_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys.modules[__name__], "CACHE", tmp_path / "cache")
+    for key, value in {"PIP_CONFIG_FILE": os.devnull, "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+                       "PIP_NO_CACHE_DIR": "1", "PIP_RETRIES": "0", "PIP_TIMEOUT": "5"}.items():
+        monkeypatch.setenv(key, value)  # a registry nobody answers for
+    with pytest.raises(pytest.skip.Exception, match=r"registry cannot give anthropic==2\.15\.0's source .*pip "
+                                                    r"download: .*"):
+        sdist("2.15.0")
+    assert list((tmp_path / "cache").iterdir()) == []  # nothing half-downloaded is kept
