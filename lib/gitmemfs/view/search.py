@@ -47,7 +47,10 @@ PINNED = "system/"
 W_PATH, W_DESCRIPTION, W_BODY = 2.0, 4.0, 1.0
 K1, B = 1.2, 0.75  # BM25's usual saturation and length normalisation
 PROXIMITY, PHRASE = 0.5, 1.3  # re-ranking boosts: one line holding the query; its exact words
-RERANK = 50  # candidates re-ranked in full beyond the limit
+RERANK = 50  # candidates re-ranked by proximity and phrase
+SMALL = 2000  # up to this many files, every match is scored by BM25F
+POOL = 300  # beyond it, the best by FTS5's bm25() are
+WEIGHT = {"words": W_PATH, "description": W_DESCRIPTION, "body": W_BODY}
 _WORD = re.compile(r"\w+")
 
 # Function words a question is made of: they carry no topic. Dropped from the query
@@ -85,7 +88,7 @@ class FileHits:
     """One file's lines, its description and its rank. `matches` holds every matching
     line, best first; `_bounded` picks the few shown (`hits`) and their context."""
 
-    __slots__ = ("path", "description", "hits", "score", "commit", "present", "more", "matches", "body")
+    __slots__ = ("path", "description", "hits", "score", "commit", "present", "more", "matches", "body", "row")
 
     def __init__(self, path: str, description: str = ""):
         self.path = path
@@ -97,6 +100,7 @@ class FileHits:
         self.more = 0  # matching lines not shown
         self.matches: list[Hit] = []
         self.body: tuple[list[str], int] | None = None  # the body's lines and its first line number
+        self.row: tuple[str, int] = ("", 0)  # the path's words and the description's line, for _lines
 
     @property
     def pinned(self) -> bool:
@@ -179,6 +183,7 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
         raise UsageError("search: QUERY must be one line")
     sha = resolve(repo, rev)
     mode = "regex" if regex else "ranked"
+    total: int | None = None
     if sha is None:
         return SearchResult(query, None, history=history, where=where, regex=regex, files=[], total=0, mode=mode)
     specs = pathspecs(paths)
@@ -190,14 +195,16 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
     elif history:
         found = _words_history(repo, Query(query), sha, specs, where)
     else:
-        found = _ranked(repo, Query(query), sha, specs, where)
-        if found is None:
+        ranked = _ranked(repo, Query(query), sha, specs, where, pinned)
+        if ranked is None:
             mode, found = "literal", _literal_tree(repo, query, sha, specs, where)
+        else:
+            found, total = ranked
     if pinned == "omit":
         found = [f for f in found if not f.pinned]
     found.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
-    return _bounded(query, sha, found, history=history, where=where, regex=regex, mode=mode, limit=limit,
-                    lines=lines, budget=budget)
+    return _bounded(query, sha, found, len(found) if total is None else total, history=history, where=where,
+                    regex=regex, mode=mode, limit=limit, lines=lines, budget=budget)
 
 
 def pathspecs(paths: Iterable[str]) -> list[str]:
@@ -276,6 +283,15 @@ class Query:
         return {self._term_of[m.group(1).lower()] for m in self._pattern().finditer(text)
                 if m.group(1).lower() in self._term_of}
 
+    def counts(self, text: str) -> dict[int, int]:
+        """How often each query word occurs in `text`, in any of its forms."""
+        out: dict[int, int] = {}
+        for m in self._pattern().finditer(text):
+            i = self._term_of.get(m.group(1).lower())
+            if i is not None:
+                out[i] = out.get(i, 0) + 1
+        return out
+
     def weight(self, terms: set[int]) -> float:
         return sum(self.idf[i] for i in terms)
 
@@ -286,8 +302,9 @@ class Query:
 
 # -- ranked, at one revision ----------------------------------------------------------------
 
-def _ranked(repo: Repo, q: Query, sha: str, specs: list[str], where: str) -> list[FileHits] | None:
-    """Files ranked by the index at `sha`'s tree; None when no query word is indexed."""
+def _ranked(repo: Repo, q: Query, sha: str, specs: list[str], where: str,
+            pinned: str) -> tuple[list[FileHits], int] | None:
+    """Files ranked by the index at `sha`'s tree; None when the query has no word."""
     if not q.words:
         return None
     tree = repo.git("rev-parse", "--verify", sha + "^{tree}").out.strip()  # sha: a commit id
@@ -296,82 +313,111 @@ def _ranked(repo: Repo, q: Query, sha: str, specs: list[str], where: str) -> lis
         con = index.at(tree).con
         con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
         try:
-            return _rank_in(con, q, where, _prefixes(specs))
+            return _rank_in(con, q, where, _prefixes(specs), pinned)
         finally:
             con.execute("COMMIT")
     finally:
         index.close()
 
 
-def _rank_in(con: sqlite3.Connection, q: Query, where: str, prefixes: list[str],
-             commit: str | None = None) -> list[FileHits]:
-    """Every file holding a query word in some form, ranked by BM25F: each word's counts
-    in the three fields, weighted and length-normalised per field, through BM25's
-    saturation, times the word's idf. FTS5 supplies the counts (`fts5vocab` over its
-    index); its own bm25() is not used because it sets idf to ~0 for a word in more than
-    half the files, which in a memory of twenty files ties every common word at zero."""
+def _rank_in(con: sqlite3.Connection, q: Query, where: str, prefixes: list[str], pinned: str,
+             commit: str | None = None) -> tuple[list[FileHits], int]:
+    """The files FTS5 matches (any query word, by its stem), ranked by BM25F: each word's
+    count in the three fields, weighted and length-normalised per field, through BM25's
+    saturation, times the word's idf; then the best by proximity and phrase. In a memory
+    of up to SMALL files every match is scored so; in a larger one, the POOL best by
+    FTS5's own bm25() are. FTS5's bm25() is not the final score: it sets idf to ~0 for a
+    word in more than half the files, which in a memory of twenty files ties every
+    common word at zero."""
     q.learn(con)
-    columns = {"all": searchindex.COLUMNS, "path": ("words",), "description": ("description",),
-               "body": ("body",)}[where]
-    weight = {"words": W_PATH, "description": W_DESCRIPTION, "body": W_BODY}
-    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vi USING fts5vocab(main, fts, 'instance')")
-    counts: dict[int, dict[int, dict[str, int]]] = {}  # doc -> term index -> column -> count
-    for i, stem in enumerate(q.stems):
-        for doc, col, n in con.execute("SELECT doc, col, count(*) FROM temp.vi WHERE term = ? "
-                                       "GROUP BY doc, col", (stem,)):
-            if col in columns:
-                counts.setdefault(doc, {}).setdefault(i, {})[col] = n
-    if not counts:
-        return []
     n_docs, *avg = con.execute("SELECT count(*), avg(len_words), avg(len_description), avg(len_body) "
                                "FROM docs").fetchone()
-    average = {c: max(a or 0.0, 1.0) for c, a in zip(searchindex.COLUMNS, avg)}
-    df = [sum(1 for per_term in counts.values() if i in per_term) for i in range(len(q.stems))]
-    idf = [math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df]
-    rows = {}
-    for chunk in _chunks(sorted(counts), 500):
+    average = dict(zip(searchindex.COLUMNS, (max(a or 0.0, 1.0) for a in avg)))
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr USING fts5vocab(main, fts, 'row')")
+    df = []
+    for stem in q.stems:
+        row = con.execute("SELECT doc FROM temp.vr WHERE term = ?", (stem,)).fetchone()
+        df.append(row[0] if row else 0)
+    q.idf = [math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df]
+    where_sql, params = _filters(prefixes, pinned == "omit")
+    match = q.fts(where)
+    total = con.execute(f"SELECT count(*) FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?{where_sql}",
+                        (match, *params)).fetchone()[0]
+    if not total:
+        return [], 0
+    pool_sql = (f"SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?{where_sql} "
+                f"ORDER BY bm25(fts, {W_PATH}, {W_DESCRIPTION}, {W_BODY})")
+    if n_docs <= SMALL:
+        ids = [r[0] for r in con.execute(pool_sql, (match, *params))]
+    else:
+        ids = [r[0] for r in con.execute(pool_sql + f" LIMIT {POOL}", (match, *params))]
+        if pinned == "first":
+            ids += [r[0] for r in con.execute(pool_sql.replace(" ORDER BY", f" AND {_PINNED_SQL} ORDER BY")
+                                              + f" LIMIT {POOL}", (match, *params))]
+    files = []
+    for chunk in _chunks(sorted(set(ids)), 500):
         marks = ",".join("?" * len(chunk))
-        for row in con.execute(f"SELECT id, path, len_words, len_description, len_body FROM docs "
-                               f"WHERE id IN ({marks})", chunk):
-            rows[row[0]] = row
-    scored = []
-    for doc, per_term in counts.items():
-        row = rows.get(doc)
-        if row is None or not _under(row[1], prefixes):
-            continue
-        length = dict(zip(searchindex.COLUMNS, row[2:]))
-        score = 0.0
-        for i, per_column in per_term.items():
-            tf = sum(weight[c] * n / (1 - B + B * length[c] / average[c]) for c, n in per_column.items())
-            score += idf[i] * tf * (K1 + 1) / (tf + K1)
-        scored.append((score, row[1], doc))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    total_weight = sum(idf[i] for i in range(len(q.stems))) or 1.0
-    q.idf = idf
-    out = []
-    for rank, (score, path, doc) in enumerate(scored):
-        fh = FileHits(path)
-        fh.commit = commit
-        fh.score = score
-        if rank < RERANK:
-            _, words, description, desc_line, body, body_line = con.execute(
-                "SELECT path, words, description, desc_line, body, body_line FROM docs WHERE id = ?",
-                (doc,)).fetchone()
-            fh.description = description
-            matched = _matching_lines(q, description, desc_line, body, body_line, where)
-            if where in ("all", "path") and q.terms_in(words):
-                fh.hits.append(Hit(0, path, "path", commit))
-            best = max((q.weight(t) for _, _, t, _ in matched), default=0.0)
-            fh.score *= 1 + PROXIMITY * best / total_weight
-            if q.phrase and q.phrase in " ".join(_WORD.findall((description + " " + body).lower())):
-                fh.score *= PHRASE
-            matched.sort(key=lambda m: (-q.weight(m[2]), m[0]))
-            fh.matches = [Hit(n, _cut(text, q.span(text)), kind, commit) for n, text, _, kind in matched]
-            fh.body = (body.split("\n"), body_line)
-        else:
-            fh.description = con.execute("SELECT description FROM docs WHERE id = ?", (doc,)).fetchone()[0]
-        out.append(fh)
-    return out
+        for row in con.execute("SELECT path, words, description, desc_line, body, body_line, len_words, "
+                               f"len_description, len_body FROM docs WHERE id IN ({marks})", chunk):
+            files.append(_scored(q, row, where, average, commit))
+    files.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
+    top = files[:RERANK]
+    total_weight = sum(q.idf) or 1.0
+    for fh in top:
+        _lines(q, fh, where)
+        best = max((q.weight(q.terms_in(h.text)) for h in fh.matches), default=0.0)
+        fh.score *= 1 + PROXIMITY * best / total_weight
+        if q.phrase and fh.body is not None and q.phrase in " ".join(
+                _WORD.findall((fh.description + " " + "\n".join(fh.body[0])).lower())):
+            fh.score *= PHRASE
+    top.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
+    return top, total
+
+
+_PINNED_SQL = f"substr(d.path, 1, {len(PINNED)}) = '{PINNED}'"
+
+
+def _filters(prefixes: list[str], omit_pinned: bool) -> tuple[str, list[str]]:
+    """SQL for `docs d`: under one of `prefixes` (a file or a folder), pinned files left out."""
+    sql, params = "", []
+    if prefixes:
+        sql += " AND (" + " OR ".join("d.path = ? OR substr(d.path, 1, ?) = ?" for _ in prefixes) + ")"
+        for p in prefixes:
+            params += [p, str(len(p) + 1), p + "/"]
+    if omit_pinned:
+        sql += f" AND NOT {_PINNED_SQL}"
+    return sql, params
+
+
+def _scored(q: Query, row: tuple[Any, ...], where: str, average: dict[str, float],
+            commit: str | None) -> FileHits:
+    """A file with its BM25F score; its lines are read only if it makes the top (`_lines`)."""
+    path, words, description, desc_line, body, body_line, *lengths = row
+    fh = FileHits(path, description)
+    fh.commit = commit
+    column_of = {"all": None, "path": "words", "description": "description", "body": "body"}[where]
+    counts: dict[int, float] = {}
+    for column, text, length in zip(searchindex.COLUMNS, (words, description, body), lengths):
+        if column_of in (None, column):
+            norm = WEIGHT[column] / (1 - B + B * length / average[column])
+            for i, n in q.counts(text).items():
+                counts[i] = counts.get(i, 0.0) + n * norm
+    fh.score = sum(q.idf[i] * tf * (K1 + 1) / (tf + K1) for i, tf in counts.items())
+    fh.body = (body.split("\n"), body_line)
+    fh.row = (words, desc_line)
+    return fh
+
+
+def _lines(q: Query, fh: FileHits, where: str) -> None:
+    """The file's matching lines, best first, and a path hit."""
+    words, desc_line = fh.row
+    assert fh.body is not None
+    body, body_line = fh.body
+    matched = _matching_lines(q, fh.description, desc_line, "\n".join(body), body_line, where)
+    if where in ("all", "path") and q.terms_in(words):
+        fh.hits.append(Hit(0, fh.path, "path", fh.commit))
+    matched.sort(key=lambda m: (-q.weight(m[2]), m[0]))
+    fh.matches = [Hit(n, _cut(text, q.span(text)), kind, fh.commit) for n, text, _, kind in matched]
 
 
 def _chunks(items: list[int], size: int) -> Iterable[list[int]]:
@@ -573,7 +619,7 @@ def _words_history(repo: Repo, q: Query, sha: str, specs: list[str], where: str)
                 _merge_versions(found, path, fresh, present)
         for path, (oid, text) in newest_text.items():
             searchindex.add(scratch, path, oid, text)
-        scores = {fh.path: fh.score for fh in _rank_in(scratch, q, where, [])}
+        scores = {fh.path: fh.score for fh in _rank_in(scratch, q, where, [], "rank")[0]}
     finally:
         scratch.close()
     for fh in found.values():
@@ -614,8 +660,8 @@ def _regex_history(repo: Repo, pattern: str, sha: str, specs: list[str], where: 
 
 # -- what is shown ----------------------------------------------------------------------------
 
-def _bounded(query: str, sha: str, found: list[FileHits], *, history: bool, where: str, regex: bool, mode: str,
-             limit: int, lines: int, budget: int | None) -> SearchResult:
+def _bounded(query: str, sha: str, found: list[FileHits], total: int, *, history: bool, where: str, regex: bool,
+             mode: str, limit: int, lines: int, budget: int | None) -> SearchResult:
     """The first `limit` files, each with its best `lines` lines and a line of context
     around each, within `budget` tokens (DEFAULT_BUDGET when none is given)."""
     cap = budget or DEFAULT_BUDGET
@@ -642,8 +688,8 @@ def _bounded(query: str, sha: str, found: list[FileHits], *, history: bool, wher
         shown.append(fh)
         if used >= cap:
             break
-    return SearchResult(query, sha, history=history, where=where, regex=regex, files=shown, total=len(found),
-                        mode=mode, more_lines=more_lines, more_files=len(found) - len(shown))
+    return SearchResult(query, sha, history=history, where=where, regex=regex, files=shown, total=total,
+                        mode=mode, more_lines=more_lines, more_files=total - len(shown))
 
 
 def _with_context(fh: FileHits, picked: list[Hit]) -> list[Hit]:
