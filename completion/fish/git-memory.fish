@@ -23,6 +23,7 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings 
 complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
+complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: the best lines, ranked'
@@ -170,6 +171,15 @@ complete -c git-memory -n '__fish_seen_subcommand_from personality' -s h -l help
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
@@ -256,6 +266,7 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the set
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: the best lines, ranked'
@@ -403,6 +414,15 @@ complete -c git -n '__fish_seen_subcommand_from personality' -s h -l help -d 'sh
 complete -c git -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from redact' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from redact' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
+complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
