@@ -133,3 +133,21 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
     data["_stderr"] = err
     data["_code"] = proc.returncode
     return data
+
+
+def leftovers(dream_id: str) -> list[int]:
+    """Live processes whose command line carries `leftover-<id>` (what the scripted agents
+    tag the children they leave behind with): found from outside the agent's PID
+    namespace, where the pids the agent prints mean nothing."""
+    needle = f"leftover-{dream_id}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                if needle in fh.read() and alive(int(name)):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found

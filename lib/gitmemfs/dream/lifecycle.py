@@ -29,10 +29,23 @@ from typing import Any, Mapping
 
 from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
-from gitmemfs.core.redact import redact
+from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import FileLock, Repo
 from gitmemfs.core.writer import WriteSession
-from gitmemfs.dream import finalize, payload, recovery, resolve, runner, sandbox, sources, state, target, trigger
+from gitmemfs.dream import (
+    environment,
+    finalize,
+    masking,
+    payload,
+    recovery,
+    resolve,
+    runner,
+    sandbox,
+    sources,
+    state,
+    target,
+    trigger,
+)
 from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 
@@ -108,6 +121,7 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
         sources.parse(opts.source, project_of(repo, env))
     if opts.to is not None:
         target.resolve(opts.to)
+    allowed_ports(repo)
     if sandbox_wanted(opts, env):
         problem = sandbox_problem(repo)
         if problem:
@@ -299,6 +313,7 @@ def run_pass(p: Pass) -> Result:
     log = runner.Log(dirs.log(dream_id), echo_agent=p.opts.verbose, echo_progress=p.opts.progress)
     record = new_record(p, dream_id, log)
     state.save_record(dirs, record)
+    environment.register_secrets(p.env)  # masked in the payload and the log
     tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-")
     wt = None
     try:
@@ -311,11 +326,14 @@ def run_pass(p: Pass) -> Result:
                                                      p.opts.instruction)
         log.progress(f"prompt ready: {prompt_path} ({os.path.getsize(prompt_path):,} bytes"
                      + (f", {p.chosen.messages} transcript messages" if p.chosen else ", no transcript") + ")")
+        network = network_note(p)
+        log.progress(f"network: {network}", echo=not network.startswith("TCP"))
         log.progress("running the agent")
         agent = launch(p, record, wt, prompt_path, p.base, tmpdir, log,                   # agent
                        transcript=transcript_path, extra=p.command_env)
         out = conclude(repo, dirs, wt, agent, merge_mode=p.merge_mode, sandboxed=p.sandboxed,  # finalize
                        chosen=p.chosen, log=log)
+        out.extra["network"] = network
         if out.extra.get("quarantine"):
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
@@ -359,7 +377,7 @@ def launch(p: Pass, record: dict[str, Any], wt: wtmod.Worktree, prompt_path: str
            log: runner.Log, *, transcript: str | None, extra: Mapping[str, str]) -> runner.AgentRun:
     """Run the agent in `wt`: its environment, its sandbox, its pid in the record."""
     agent_id, agent_name = agent_identity(p.repo, p.env)
-    child_env = runner.agent_env(
+    child_env = environment.agent_env(
         worktree=wt.path, dream_id=wt.id, prompt=prompt_path, base=base, branch=wt.branch,
         agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript, extra=extra,
         config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=p.env,
@@ -456,8 +474,38 @@ def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log) -
     if deny_chmod and not sandbox.chmod_filter_supported():
         log.progress(f"chmod and chown are not confined on {platform.machine()} (no seccomp filter for it)")
         deny_chmod = False
+    ports = allowed_ports(repo)
     return runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files,
-                              deny_chmod=deny_chmod)
+                              deny_chmod=deny_chmod,
+                              allow_ports=ports if sandbox.probe_abi()[0] >= sandbox.NET_ABI else None)
+
+
+def allowed_ports(repo: Repo) -> list[int] | None:
+    """The TCP ports a confined agent may connect to (dream.sandbox.allowPort, repeatable;
+    443 when unset), or None for `any` (the network is not confined)."""
+    raw = [v.strip().lower() for v in repo.cfg_all("dream.sandbox.allowPort") if v.strip()]
+    if "any" in raw:
+        return None
+    ports = []
+    for value in raw or ["443"]:
+        if not value.isdigit() or not 0 < int(value) < 65536:
+            raise UsageError(f"invalid dream.sandbox.allowPort {value!r}: give a TCP port (1-65535) or any")
+        ports.append(int(value))
+    return sorted(set(ports))
+
+
+def network_note(p: Pass) -> str:
+    """What the agent's network may reach, for the log and the outcome."""
+    if not p.sandboxed:
+        return "not confined (no sandbox)"
+    ports = allowed_ports(p.repo)
+    if ports is None:
+        return "not confined (dream.sandbox.allowPort any)"
+    abi = sandbox.probe_abi()[0]
+    if abi < sandbox.NET_ABI:
+        return (f"not confined: Landlock ABI {abi} has no TCP rules (ABI {sandbox.NET_ABI}, Linux 6.7, is "
+                "needed), so the agent can reach loopback services such as git memory mcp --http")
+    return "TCP connections to port(s) " + ", ".join(map(str, ports)) + " only"
 
 
 def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
@@ -532,14 +580,16 @@ def write_payload(run_dir: str, files: list[tuple[str, bytes]], chosen: sources.
     transcript_text = None
     transcript_path = None
     if chosen is not None:
-        records = sources.normalise(chosen)
+        records = masking.mask_obj(sources.normalise(chosen))
         transcript_path = os.path.join(run_dir, "transcript.json")
         state.write_json(transcript_path, records)
         transcript_text = payload.transcript_section(records, chosen.source.path, chosen.messages)
     directive = None
     if doc is not None:
         directive = payload.to_directive(doc.name, doc.agents_md, any(p == doc.rel for p, _ in files))
-    text = payload.build(files, transcript=transcript_text, instruction=instruction, directive=directive)
+    text = payload.build(files, transcript=transcript_text, instruction=masking.mask(instruction or "") or None,
+                         directive=directive)
+    text = mask_secrets(text)  # a registered value anywhere, the memory's own text included
     prompt_path = os.path.join(run_dir, "prompt.md")
     with open(prompt_path, "w", encoding="utf-8") as fh:
         fh.write(text)
