@@ -215,3 +215,30 @@ def test_the_agents_own_commits_are_not_labelled_as_the_person(repo: Path) -> No
         assert entry["email"] == "dream@agents.invalid"
     text = memory("log", cwd=repo).stdout
     assert "human:" not in "\n".join(ln for ln in text.splitlines() if "Agent note" in ln), text
+
+
+@needs_pidns
+def test_unix_sockets_of_the_person_are_out_of_reach(repo: Path, tmp_path: Path) -> None:
+    """A session bus or gpg-agent socket by path, and an abstract socket (Landlock ABI 6)."""
+    import socket
+
+    from gitmemfs.dream import sandbox
+
+    path = str(tmp_path / "S.gpg-agent")
+    named = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    named.bind(path)
+    named.listen(4)
+    abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    abstract.bind(f"\0dream-test-{os.getpid()}")
+    abstract.listen(4)
+    try:
+        cmd = py_agent("unix_connect.py", path, f"@dream-test-{os.getpid()}")
+        said = agent_lines(dream_json(repo, "--agent", cmd, code=0))
+        assert f"REFUSED {path} ECONNREFUSED" in said, said
+        if sandbox.probe_abi()[0] >= 6:
+            assert f"REFUSED @dream-test-{os.getpid()} EPERM" in said, said
+        unconfined = agent_lines(dream_json(repo, "--agent", cmd, "--no-sandbox", code=0))
+        assert f"CONNECTED {path}" in unconfined and "CONNECTED @dream-test" in unconfined, unconfined
+    finally:
+        named.close()
+        abstract.close()
