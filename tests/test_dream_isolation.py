@@ -84,7 +84,7 @@ def test_loopback_mcp_server_is_out_of_reach_unless_its_port_is_allowed(repo: Pa
 @pytest.fixture
 def http_on_loopback() -> Iterator[int]:
     class Hello(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+        def do_GET(self) -> None:  # the stdlib's name for it
             self.send_response(200)
             self.end_headers()
             self.wfile.write(b"hello\n")

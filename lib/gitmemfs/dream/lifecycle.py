@@ -10,8 +10,8 @@
     merge/keep   merged, pending, or kept at refs/dreams/kept/<id>; cursor and --to
               write-back; the run record
 
-The lock (`<common>/dream/lock`, flock) is held from the first step to the last,
-so two dreams never overlap and only the holder writes dream state. A run record
+The lock (`<common>/dream/lock`, flock) means two dreams never overlap and only
+the holder writes dream state. A run record
 is written before the worktree exists; a pass killed outright is found by the
 next one, which keeps whatever the agent had done at refs/dreams/kept/<id> (or,
 if it had merged, finishes its bookkeeping). Once the record exists, any error

@@ -50,6 +50,8 @@ import ctypes
 import errno
 import os
 import platform
+import socket
+import stat
 import sys
 from typing import Sequence
 
@@ -355,8 +357,6 @@ def hide_sockets(keep: Sequence[str]) -> list[str]:
     """Cover every listening unix socket with a path (but those beneath `keep`, the
     agent's own folders) with /dev/null, then drop the namespace's capabilities.
     Only in a private mount namespace. Returns the paths covered. Raises SandboxError."""
-    import stat  # noqa: PLC0415 - only the launcher needs it
-
     try:
         with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as fh:
             lines = fh.read().splitlines()[1:]
@@ -385,8 +385,6 @@ def hide_sockets(keep: Sequence[str]) -> list[str]:
 
 def net_probe(allow_ports: Sequence[int]):  # type: ignore[no-untyped-def]
     """A listening TCP socket on loopback, on a port not allowed (made before confining)."""
-    import socket  # noqa: PLC0415
-
     for _ in range(20):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.bind(("127.0.0.1", 0))
@@ -399,8 +397,6 @@ def net_probe(allow_ports: Sequence[int]):  # type: ignore[no-untyped-def]
 
 def self_test_net(listener) -> None:  # type: ignore[no-untyped-def]
     """Connecting to the probe's port must fail with EACCES once confined."""
-    import socket  # noqa: PLC0415
-
     port = listener.getsockname()[1]
     client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
