@@ -202,9 +202,9 @@ def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope
             finally:
                 os.close(fd)
         for port in (allow_ports or ()) if net else ():
-            rule = NetPort(CONNECT_TCP, port)
+            port_rule = NetPort(CONNECT_TCP, port)
             if libc.syscall(ctypes.c_long(nr["add_rule"]), ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT),
-                            ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+                            ctypes.byref(port_rule), ctypes.c_uint32(0)) < 0:
                 raise SandboxError(f"landlock_add_rule(port {port}) failed: {os.strerror(ctypes.get_errno())}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise SandboxError(f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}")
