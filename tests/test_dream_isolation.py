@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Iterator
@@ -21,8 +22,8 @@ from typing import Iterator
 import pytest
 
 from conftest import git, head, memory
-from dreamkit import agent, dream, dream_json, landlock, log_of, mcp_http, port_of, py_agent
-from gitmemfs.dream import pidns
+from dreamkit import AGENTS, agent, dream, dream_json, landlock, log_of, mcp_http, port_of, py_agent, wait_for
+from gitmemfs.dream import pidns, state
 
 pytestmark = landlock
 needs_pidns = pytest.mark.skipif(not pidns.available()[0], reason=pidns.available()[1] or "no PID namespace")
@@ -242,3 +243,36 @@ def test_unix_sockets_of_the_person_are_out_of_reach(repo: Path, tmp_path: Path)
     finally:
         named.close()
         abstract.close()
+
+
+@needs_mcp
+@needs_pidns
+def test_a_dream_fired_by_an_mcp_commit_cannot_use_the_servers_token(tmp_path: Path) -> None:
+    """Item 1 as it happens: a client's commit through `mcp --http --root` (token set) fires
+    alice's post-commit dream trigger with the server's environment; the dream's agent
+    goes for bob's memory with whatever token it can find."""
+    root = tmp_path / "agents"
+    for name in ("alice", "bob"):
+        assert memory("init", str(root / name / "memory"), "--agent-id", name, cwd=tmp_path).returncode == 0
+    alice, bob = root / "alice" / "memory", root / "bob" / "memory"
+    bob_head = head(bob)
+    with mcp_http(tmp_path, "--root", str(root), env={"GIT_MEMORY_MCP_TOKEN": TOKEN}) as url:
+        for key, value in (("dream.trigger", "commits"), ("dream.every", "1"),
+                           ("dream.agent", py_agent("mcp_attack.py", url, "bob")),
+                           ("dream.sandbox.allowPort", str(port_of(url)))):
+            git("config", key, value, cwd=alice)
+        client = subprocess.run([sys.executable, str(AGENTS / "mcp_attack.py"), url, "alice"],
+                                env={**os.environ, "GIT_MEMORY_MCP_TOKEN": TOKEN},
+                                capture_output=True, text=True, timeout=120)
+        assert "Memory create committed" in client.stdout, client.stdout + client.stderr
+        dirs = state.Dirs(str(alice / ".git"))
+
+        def finished() -> list[dict]:
+            found = [state.load_record(dirs, i) or {} for i in state.record_ids(dirs)]
+            return [r for r in found if r.get("status") not in (None, "running")]
+
+        wait_for(lambda: bool(finished()), timeout=120, what="the dream the MCP commit fired")
+    said = Path(finished()[0]["log"]).read_text()
+    assert "NO_TOKEN" in said and "CONNECTED but HTTP 401" in said, said
+    assert head(bob) == bob_head, git("log", "--oneline", cwd=bob).stdout
+    assert TOKEN not in git("log", "--all", "-p", cwd=alice).stdout
