@@ -182,7 +182,11 @@ def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Parser]:
     if command is not None and not any(command in a.choices for a in parser._actions
                                        if isinstance(a, argparse._SubParsersAction)):
         parser = build_parser()  # unknown: suggestions need every command
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "search" and not any(e.startswith("-") for e in extra):
+        args.paths += extra  # `search QUERY --regex notes/`: a PATH after the options
+    elif extra:
+        parser.parse_args(argv)  # argparse's own error for what it did not know
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
                          details={"usage": parser.format_usage().strip()})
