@@ -86,6 +86,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from call' -l memory-dir -d 'm
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
@@ -329,6 +330,7 @@ complete -c git -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory r
 complete -c git -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
