@@ -1,4 +1,4 @@
-"""core/discovery.py finds the work tree without git only where git would find the
+"""core/gitfiles/discovery.py finds the work tree without git only where git would find the
 same one: held to `git rev-parse` on real layouts, made by hand and generated."""
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import git, memory
-from gitmemfs.core import discovery, gitconfig
 from gitmemfs.core import git as gitrun
+from gitmemfs.core.gitfiles import discovery, gitconfig
 from gitmemfs.core.repo import open_repo
 
 

@@ -30,7 +30,7 @@ def test_the_session_takes_over_the_held_lock_and_the_running_status(mem: Path) 
     repo.start_writing()
     assert not lock_is_free(mem), "the head start holds the writer lock"
     early = repo._head_start
-    assert early is not None and early.status is not None and early.index is not None
+    assert early is not None and early.status is not None
     lock, status = early.lock, early.status
     with WriteSession(repo) as session:
         assert session._lock is lock

@@ -1,4 +1,4 @@
-"""core/gitconfig.py reads settings without git: wherever it answers, it answers
+"""core/gitfiles/gitconfig.py reads settings without git: wherever it answers, it answers
 exactly what `git config -z --list` prints; everywhere else it says it is unsure."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
-from gitmemfs.core import gitconfig
+from gitmemfs.core.gitfiles import gitconfig
 
 
 def git_list(env: dict[str, str] | None, *args: str, cwd: Path | str | None = None) -> dict | None:

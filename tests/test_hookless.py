@@ -225,42 +225,10 @@ def _loose_in_17(repo: Path, count: int) -> None:
             written += 1
 
 
-def _git_gathers(repo: Path, log: Path) -> bool:
-    """Whether git's own `maintenance run --auto` finds work here (it then runs gc)."""
-    import os
-
-    git("maintenance", "run", "--auto", cwd=repo, env={**os.environ, "GIT_TRACE2": str(log)})
-    return any("child_start" in line and " gc " in line for line in log.read_text().splitlines())
-
-
-@pytest.mark.parametrize("settings,loose,packs", [
-    ({}, 0, 0), ({"gc.auto": "0"}, 3, 0), ({"gc.auto": "1"}, 1, 0), ({"gc.auto": "1"}, 2, 0),
-    ({"gc.auto": "512"}, 2, 0), ({"gc.auto": "512"}, 3, 0), ({"gc.auto": "1k"}, 3, 0),
-    ({"gc.autoPackLimit": "1"}, 0, 2), ({"gc.autoPackLimit": "2"}, 0, 2), ({"gc.autoPackLimit": "0"}, 0, 3),
-    ({"maintenance.strategy": "incremental"}, 0, 0),
-])
-def test_an_edit_starts_gits_housekeeping_exactly_when_git_would_have_work(
-        mem: Path, tmp_path: Path, settings: dict[str, str], loose: int, packs: int) -> None:
-    """hookless.maintenance_due against git's own test: the edit starts no process for
-    nothing, and never skips one git would have run (a strategy: git decides)."""
-    for key, value in settings.items():
-        git("config", key, value, cwd=mem)
-    for i in range(packs):
-        (mem / "reference" / f"p{i}.md").write_text(f"---\ndescription: p{i}\n---\n")
-        git("add", "-A", cwd=mem)
-        git("commit", "-q", "--no-verify", "-m", f"p{i}", cwd=mem)
-        git("repack", "-q", cwd=mem)
-    _loose_in_17(mem, loose)
-    due = hookless.maintenance_due(hookless_repo(mem))
-    if "maintenance.strategy" in settings:
-        assert due
-        return
-    assert due == _git_gathers(mem, tmp_path / "trace2.log")
-
-
 def test_git_housekeeping_still_follows_an_edit(mem: Path, tmp_path: Path) -> None:
-    """git runs `maintenance run --auto` after a commit; with work for it, the edit
-    starts it detached (in its own session, not waited for, not holding the writer lock)."""
+    """git runs `maintenance run --auto` after a commit; the edit starts it detached
+    (in its own session, not waited for, not holding the writer lock), and git
+    decides there is work: with more loose objects than gc.auto allows, it gathers them."""
     import os
     import time
 
@@ -274,6 +242,9 @@ def test_git_housekeeping_still_follows_an_edit(mem: Path, tmp_path: Path) -> No
         time.sleep(0.05)
     assert _started(log), "git's housekeeping did not run after the edit"
     assert edit(mem, 1).returncode == 0  # and the next edit is not held up by it
+    while not any("child_start" in line and " gc " in line for line in log.read_text().splitlines()):
+        assert time.monotonic() < deadline, "git found no work for its gc"
+        time.sleep(0.05)
 
 
 def test_maintenance_auto_false_is_honoured(mem: Path, tmp_path: Path) -> None:
