@@ -99,6 +99,46 @@ def test_any_other_hook_sends_the_commit_through_git(mem: Path, name: str) -> No
     assert name in log.read_text()
 
 
+def config_hook(mem: Path, event: str, log: Path, *, where: str = "--local") -> None:
+    """A hook defined in config (git >= 2.54), as a person would set it."""
+    git("config", where, "hook.audit.command", f"echo {event} >> '{log}'", cwd=mem)
+    git("config", where, "--add", "hook.audit.event", event, cwd=mem)
+
+
+@pytest.mark.parametrize("event", ["pre-commit", "commit-msg", "post-commit", "reference-transaction",
+                                   "post-index-change"])
+@pytest.mark.parametrize("where", ["--local", "--global"])
+def test_a_hook_defined_in_config_sends_the_commit_through_git(mem: Path, event: str, where: str) -> None:
+    """Whatever git would run on a commit from config, the edit lets git run: the
+    commit goes through `git commit` with hooks (our pre-commit is started too).
+    The installed git need not know config hooks for this to hold."""
+    log = mem / ".git" / "config-hook.log"
+    git("config", "--local", "hook.other.event", "pre-push", cwd=mem)  # not on commit: no matter
+    config_hook(mem, event, log, where=where)
+    assert hookless.configured_hooks(hookless_repo(mem)) == [event]
+    assert hookless.plan(hookless_repo(mem)) is None
+    marker = mem / ".git" / "ran"
+    mark_when_started(mem / ".git" / "hooks" / "pre-commit", marker)
+    assert edit(mem).returncode == 0
+    assert marker.exists(), "git ran the hooks"
+
+
+def test_config_hooks_are_seen_when_git_itself_reads_the_config(mem: Path) -> None:
+    """An include makes core/gitfiles/gitconfig.py unsure: the settings then come from
+    `git config --list`, and the config hook is seen there too."""
+    extra = mem / ".git" / "extra.config"
+    extra.write_text('[hook "audit"]\n\tevent = commit-msg\n\tcommand = true\n')
+    git("config", "include.path", str(extra), cwd=mem)
+    assert hookless.plan(hookless_repo(mem)) is None
+
+
+def test_hooks_defined_in_config_for_other_events_change_nothing(mem: Path) -> None:
+    config_hook(mem, "pre-push", mem / ".git" / "log")
+    git("config", "hook.audit.command", "true", cwd=mem)  # a command with no event runs nowhere
+    assert hookless.configured_hooks(hookless_repo(mem)) == []
+    assert hookless.plan(hookless_repo(mem)) is not None
+
+
 def test_the_escape_hatch_runs_git_hooks(mem: Path) -> None:
     marker = mem / ".git" / "ran"
     pre = mem / ".git" / "hooks" / "pre-commit"

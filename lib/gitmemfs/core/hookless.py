@@ -14,7 +14,9 @@ but ours and their `.local` chains, this commits with hooks off
   as they do after any commit.
 
 Any other hook (commit-msg, prepare-commit-msg, reference-transaction, a foreign
-pre-commit, ...) means the ordinary `git commit` with every hook, as before. Git's
+pre-commit, ...) means the ordinary `git commit` with every hook, as before; so
+does a hook defined in config (`hook.<name>.event`, git >= 2.54) for any event a
+commit runs, whether or not the installed git knows such hooks yet. Git's
 housekeeping after a commit is git's own: `git maintenance run --auto`, started
 detached after the commit as git starts it, git deciding whether there is work.
 """
@@ -74,10 +76,20 @@ def _ours(path: str) -> bool:
     return MARKER in head
 
 
+def configured_hooks(repo: Repo) -> list[str]:
+    """The events of hooks defined in config (`hook.<name>.event`) that a commit may
+    run: git >= 2.54 runs them besides the hooks folder's."""
+    return [event.strip() for key, values in repo.config.items()
+            if key.startswith("hook.") and key.endswith(".event") and key.count(".") >= 2
+            for event in values if event.strip() not in NOT_ON_COMMIT]
+
+
 def plan(repo: Repo) -> Plan | None:
     """The hook-free commit's plan, or None when git's own hooks must run."""
     if os.environ.get("GIT_MEMFS_COMMIT_HOOKS") == "git":  # an escape hatch, and for A/B tests
         return None
+    if configured_hooks(repo):
+        return None  # hooks defined in config: git runs them (and the folder's)
     folder = hooks_folder(repo)
     found: dict[str, str] = {}
     try:
