@@ -123,6 +123,22 @@ def test_the_whole_read_matches_git_in_a_repository(tmp_path: Path, hermetic: Pa
     assert found is not None and found == git_list(env, cwd=repo) and found["memory.layout"][-1] == "x"
 
 
+EXEC_PATH = "/usr/lib/git-core"
+
+
+@pytest.mark.skipif(not os.access(os.path.join(EXEC_PATH, "git"), os.X_OK),
+                    reason="no distribution git in /usr/lib/git-core")
+def test_the_system_settings_are_read_as_git_runs_a_subcommand(tmp_path: Path, hermetic: Path) -> None:
+    """`git memory` runs with git's exec path first on PATH, so the git found there is
+    /usr/lib/git-core/git: its system file (/etc/gitconfig) is read as git reads it."""
+    repo = tmp_path / "r"
+    git("init", "-q", str(repo), cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "GIT_CONFIG_NOSYSTEM"}
+    env["PATH"] = EXEC_PATH + os.pathsep + env["PATH"]
+    found = gitconfig.read(str(repo / ".git"), env)
+    assert found is not None and found == git_list(env, cwd=repo)
+
+
 @pytest.mark.parametrize("change", [
     {"GIT_DIR": "elsewhere"}, {"GIT_CONFIG_PARAMETERS": "'a.b=c'"}, {"GIT_CONFIG_NOSYSTEM": "maybe"},
     {"GIT_CONFIG_GLOBAL": ""}, {"GIT_CONFIG_NOSYSTEM": "0", "PATH": "/nowhere"},
