@@ -98,5 +98,7 @@ def installed(workdir: str, source: str = ROOT) -> dict[str, str]:
     sh(python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", tree, cwd=workdir)
     path = [os.path.join(venv, "bin")] + [p for p in os.environ["PATH"].split(os.pathsep)
                                           if os.path.abspath(p) not in (BIN, VENV_BIN)]
-    _INSTALLED[source] = {**os.environ, "PATH": os.pathsep.join(path)}
+    # The system settings on, as users have them: how git's own files are read
+    # (core/gitfiles/gitconfig.py) depends on it.
+    _INSTALLED[source] = {**os.environ, "PATH": os.pathsep.join(path), "GIT_CONFIG_NOSYSTEM": "0"}
     return _INSTALLED[source]
