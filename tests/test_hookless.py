@@ -160,13 +160,6 @@ def test_constants_agree_with_the_gate() -> None:
     assert set(hookless.OURS) == set(gate_hooks.CLIENT_HOOKS)
 
 
-def test_head_is_read_from_the_ref_files(mem: Path) -> None:
-    repo = hookless_repo(mem)
-    assert hookless.head_sha(repo) == head(mem)
-    git("switch", "-q", "--detach", cwd=mem)
-    assert hookless.head_sha(repo) is None  # detached: ask git
-
-
 def hookless_repo(path: Path):  # noqa: ANN201
     from gitmemfs.core.repo import open_repo
     return open_repo(str(path))

@@ -11,7 +11,7 @@
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
     gitfiles/    reading git's own files without a git process, when certain: discovery,
-                 gitconfig, refs, index, loose (each exact or "ask git"; never writing)
+                 gitconfig, index, loose (each exact or "ask git"; never writing)
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns

@@ -26,7 +26,6 @@ import os
 
 from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
-from gitmemfs.core.gitfiles import refs
 from gitmemfs.core.repo import Repo
 
 TYPE_CHECKING = False
@@ -176,12 +175,6 @@ def _maintain_in_background(repo: Repo) -> None:
         pass  # housekeeping only: the commit is made
 
 
-def head_sha(repo: Repo) -> str | None:
-    """HEAD's commit read from the ref files git has just written (no process);
-    None when that is not certain (packed, detached, another ref backend)."""
-    return refs.head_commit(repo.git_dir, repo.common_dir)
-
-
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
                      message: str) -> tuple[git.Result, str | None]:
     """Commit `files` (already validated and written) in as few git processes as
@@ -204,4 +197,4 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
         if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
             repo.git("add", "-A", "--", *pathspecs, check=False)
         return result, None
-    return result, head_sha(repo) or repo.head()
+    return result, repo.head()

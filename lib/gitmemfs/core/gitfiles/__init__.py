@@ -6,7 +6,6 @@ or commit, and tests/ holds each to git's own answer on generated repositories.
 
     discovery.py finding the work tree and git dir from a folder (rev-parse)
     gitconfig.py the settings git would see (git config --list)
-    refs.py      HEAD's commit from the ref files (rev-parse HEAD)
     index.py     entries of the index file (the hook's `:path` look-ups)
     loose.py     loose objects, zlib and hash checked (the hook's cat-file)
 """
