@@ -646,6 +646,19 @@ def _drop_stale_index_lock(repo: Repo) -> None:
             pass
 
 
+def _reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
+    """`git reset -q -- PATHS`, retried while another git holds the index lock."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        if repo.git("reset", "-q", "--", *literal(paths), check=False).code == 0:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def recover(repo: Repo) -> bool:
     """Undo the uncommitted half of a writer that died mid-edit (lock must be held).
 
@@ -664,7 +677,12 @@ def recover(repo: Repo) -> bool:
         _clear_journal(repo)
         return False
     _drop_stale_index_lock(repo)
-    if repo.head() == record.get("head"):
+    if repo.head() != record.get("head"):
+        # Its commit was made, but git's index may lag: `git commit` killed between
+        # moving the branch and renaming its new index into place. The journal's
+        # paths as HEAD has them (the work tree already does).
+        _reset_paths(repo, [rel for rel, _ in _journal_paths(record)])
+    else:
         olds: dict[str, bytes | None] = {}
         for rel, info in _journal_paths(record):
             old = info["old"]
