@@ -48,7 +48,7 @@ class Counter:
         return (time.perf_counter() - start) * 1000
 
 
-def pairs(first, second, count: int) -> tuple[list[float], list[float]]:  # noqa: ANN001
+def pairs(first, second, count: int) -> tuple[list[float], list[float]]:
     """`count` interleaved runs of two timed actions (after one warm-up each); the
     order within a pair alternates, so neither always runs on a warmer cache."""
     first(), second()

@@ -160,7 +160,7 @@ def test_constants_agree_with_the_gate() -> None:
     assert set(hookless.OURS) == set(gate_hooks.CLIENT_HOOKS)
 
 
-def hookless_repo(path: Path):  # noqa: ANN201
+def hookless_repo(path: Path):
     from gitmemfs.core.repo import open_repo
     return open_repo(str(path))
 
@@ -197,7 +197,7 @@ def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) 
 
 @pytest.mark.parametrize("cmd,argv,expect", [
     ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
-    ("memory", ["creat", "x"], "did you mean 'create'?"),
+    ("memory", ["creat", "x"], "did you mean 'create'"),  # (or 'redact', as close)
     ("memory", ["grep", "x"], "plain git does it here: git grep"),
     ("memory", ["revert", "HEAD"], "plain git does it here: git revert COMMIT"),
     ("dream", ["shwo", "1"], "unknown command 'shwo'; did you mean 'show'?"),
