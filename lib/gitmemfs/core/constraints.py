@@ -95,10 +95,10 @@ def _count(raw: dict[str, Any], key: str) -> None:
 
 def parse(data: bytes | None) -> dict[str, Any]:
     """The raw settings of a constraints file; ConstraintsError says what is wrong."""
-    import json  # only when a repo has the file: json is off the hook's usual path
+    from gitmemfs.core import jsoninput  # only when a repo has the file: json is off the hook's usual path
 
     try:
-        raw = json.loads((data or b"").decode("utf-8"))
+        raw = jsoninput.loads((data or b"").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConstraintsError(f"is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):

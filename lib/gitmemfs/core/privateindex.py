@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core.errors import EnvironmentProblem
+
 NAME = "memory-index"  # in the git dir, beside git's own index
 
 
@@ -122,3 +124,22 @@ def discard(path: str) -> None:
             os.unlink(name)
         except FileNotFoundError:
             pass
+        except OSError:
+            if os.path.isdir(name) and not os.path.islink(name):
+                raise in_the_way(name) from None
+            raise
+
+
+def in_the_way(path: str) -> EnvironmentProblem:
+    """A folder where git-memfs keeps a file of its own under the git dir (planted, or
+    left by a tool gone wrong): refused, with the way out, instead of a traceback."""
+    shown = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    return EnvironmentProblem(f"{shown} is a folder, but git-memfs keeps a file of its own there; nothing was "
+                              f"changed; look inside, then remove it (rm -r {shlex_quote(path)}) and retry")
+
+
+def shlex_quote(text: str) -> str:
+    """shlex.quote without importing shlex (and its re) on the edit path."""
+    if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"

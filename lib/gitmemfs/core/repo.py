@@ -357,7 +357,10 @@ class FileLock:
         self.fd: int | None = None
 
     def acquire(self, *, wait: bool = True) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except IsADirectoryError:
+            raise privateindex.in_the_way(self.path) from None
         deadline = time.monotonic() + (self.timeout if wait else 0)
         delay = 0.002
         while True:

@@ -621,6 +621,10 @@ def _clear_journal(repo: Repo) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+        except OSError:
+            if os.path.isdir(path) and not os.path.islink(path):
+                raise privateindex.in_the_way(path) from None
+            raise
 
 
 def _journal_paths(record: dict) -> list[tuple[str, dict]]:
