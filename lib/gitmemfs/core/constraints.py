@@ -16,8 +16,10 @@ absent, as Letta does); in the letta and plain layouts only once the file exists
 so a memory made before this feature is not suddenly over a limit it never chose.
 
 The file itself is protected: a commit that changes it needs a person's approval
-(`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`);
-one that only changes `protectedPaths` may instead carry `GIT_MEMORY_APPROVE=protect`.
+of `constraints` (core/approval.py: a person's `git commit` with
+`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`, in
+their shell); one that only changes `protectedPaths` may instead carry `protect`
+(`git memory protect`).
 Everything here is pure: bytes in, problems (strings) out.
 """
 from __future__ import annotations
@@ -188,7 +190,7 @@ def _only_protection_changed(old: bytes | None, new: bytes | None) -> bool:
 def protected_problem(path: str, old: bytes | None, new: bytes | None, limits: Constraints | None,
                       approvals: Collection[str]) -> str | None:
     """A path listed in `protectedPaths` (of the tree before the change) cannot change
-    without `GIT_MEMORY_APPROVE=protect`."""
+    without a person's approval of `protect` (`git memory unprotect`)."""
     if limits is None or path not in limits.protected or old == new or "protect" in approvals:
         return None
     what = "deleted" if new is None else "modified"

@@ -256,13 +256,15 @@ def head_sha(repo: Repo) -> str | None:
 
 
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
-                     message: str, index: privateindex.Snapshot | None = None) -> tuple[git.Result, str | None]:
+                     message: str, index: privateindex.Snapshot | None = None,
+                     hook_env: dict[str, str] | None = None) -> tuple[git.Result, str | None]:
     """Commit `files` (already validated and written) in as few git processes as
     possible: (the commit's result, the new HEAD when it worked).
 
     Hook-free (see `plan`): `commit -- PATHS` alone for changed or deleted files,
     `add` first only for new ones; from the writer's own `index` when there is one.
-    With git's hooks: `add`, then `commit`, as before. `index` is used or discarded.
+    With git's hooks: `add`, then `commit`, as before, with `hook_env` (what a person
+    approved, for our hooks to read). `index` is used or discarded.
     """
     pathspecs = [f":(literal){p}" for p in files]
     the_plan = plan(repo)
@@ -274,7 +276,7 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
         repo.git("add", "-A", "--", *pathspecs)
     if the_plan is None:
         result = repo.git(*author, "commit", "-q", "--no-edit", "--cleanup=whitespace", "-F", "-", "--",
-                          *pathspecs, input=message, check=False)
+                          *pathspecs, input=message, check=False, env=hook_env)
     else:
         result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message,
                         index=index)
