@@ -225,3 +225,20 @@ def test_a_folder_planted_in_place_of_our_files_is_refused_clearly(mem: Path, na
     planted.rmdir()
     proc = EDITS[entry](mem)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_view_works_on_a_read_only_mount(mem: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    mount = tmp_path / "ro"
+    mount.mkdir()
+    done = subprocess.run(["mount", "--bind", "-o", "ro", str(mem), str(mount)], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"cannot bind-mount read-only here (needs CAP_SYS_ADMIN): {done.stderr.decode().strip()}")
+    try:
+        assert (mount / ".git" / "memory.lock").exists()  # there from init: a writer would open it read-write
+        proc = memory("view", "system/contacts.md", cwd=mount)
+        assert proc.returncode == 0, proc.stderr
+        assert "Sarah: +1-555-0100" in proc.stdout
+    finally:
+        subprocess.run(["umount", str(mount)], check=True)
