@@ -161,6 +161,9 @@ def test_the_server_gate_counts_only_approvals_signed_by_an_allowed_signer(
     proc = git("push", "origin", "main", cwd=repo, check=False, env={"GIT_MEMORY_APPROVE": "protect"})
     assert proc.returncode != 0
     assert "'read_only' is a protected field and cannot be set by the agent" in proc.stderr, proc.stderr
+    assert (f"note: {head(repo)[:12]} carries Memory-Approved: protect but is not signed by a key in "
+            "gpg.ssh.allowedSignersFile, so it approves nothing here (sign it: git commit --amend -S "
+            "--no-edit)") in proc.stderr
     assert server_head(server) == before
     # Signed, but by a key the memory does not list: refused.
     git("reset", "-q", "--hard", "HEAD~1", cwd=repo)
@@ -225,6 +228,8 @@ def test_check_range_counts_only_signed_approvals_where_signers_are_set(
     problems = json.loads(proc.stdout)["problems"]
     assert [(p["commit"], p["message"]) for p in problems] == [
         (unsigned, "file is read_only and cannot be modified")]
+    proc = memory("check", rng, cwd=repo)
+    assert f"note: {unsigned[:12]} carries Memory-Approved: protect but is not signed" in proc.stdout
     assert signed != unsigned
 
 

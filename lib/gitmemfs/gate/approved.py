@@ -26,12 +26,20 @@ class Approvals:
     """What a range's commits were approved for: `ambient` (every commit: the checking
     process's environment, only without signers) and `signed` / trailer words per commit."""
 
-    __slots__ = ("ambient", "per_commit", "signers")
+    __slots__ = ("ambient", "per_commit", "signers", "unverified")
 
-    def __init__(self, ambient: frozenset[str], per_commit: dict[str, frozenset[str]], signers: bool):
+    def __init__(self, ambient: frozenset[str], per_commit: dict[str, frozenset[str]], signers: bool,
+                 unverified: dict[str, frozenset[str]] | None = None):
         self.ambient = ambient
         self.per_commit = per_commit
         self.signers = signers
+        self.unverified = unverified or {}  # claimed in a trailer, not signed by an allowed signer
+
+    def notes(self) -> list[str]:
+        """One line per commit whose claimed approval did not count, saying why."""
+        return [f"note: {sha[:12]} carries {approval.trailer(words)} but is not signed by a key in "
+                f"{SIGNERS}, so it approves nothing here (sign it: git commit --amend -S --no-edit)"
+                for sha, words in self.unverified.items()]
 
     def of(self, commit: str | None) -> frozenset[str]:
         return self.ambient | self.per_commit.get(commit or "", approval.NONE)
@@ -53,8 +61,14 @@ def for_range(cwd: str, commits: Sequence[str], settings: dict[str, str],
     signers = signers_configured(cwd, env)
     trust = settings.get(TRUST_TRAILERS, "").strip().lower() in ("true", "yes", "on", "1")
     ambient = approval.NONE if signers else approval.from_shell(os.environ)
-    per_commit = by_commit(cwd, commits, env, signed_only=signers) if (signers or trust) and commits else {}
-    return Approvals(ambient, per_commit, signers)
+    if not (signers or trust) or not commits:
+        return Approvals(ambient, {}, signers)
+    claimed = by_commit(cwd, commits, env, signed_only=False)
+    if not signers:
+        return Approvals(ambient, claimed, signers)
+    good = verified(cwd, list(claimed), env)
+    return Approvals(ambient, {sha: w for sha, w in claimed.items() if sha in good}, signers,
+                     {sha: w for sha, w in claimed.items() if sha not in good})
 
 
 def by_commit(cwd: str, commits: Sequence[str], env: dict[str, str] | None = None, *,
@@ -73,8 +87,15 @@ def by_commit(cwd: str, commits: Sequence[str], env: dict[str, str] | None = Non
             found[sha] = words
     if not signed_only or not found:
         return found
-    # Verifying runs the signing program once a commit: only for those that claim approval.
-    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H %G?"], cwd=cwd, env=env,
-                        input="".join(sha + "\n" for sha in found), check=False)
-    good = {line.split()[0] for line in res.out.splitlines() if line.endswith(" G")}
+    good = verified(cwd, list(found), env)
     return {sha: words for sha, words in found.items() if sha in good}
+
+
+def verified(cwd: str, commits: Sequence[str], env: dict[str, str] | None = None) -> set[str]:
+    """The commits whose signature git verifies as good by an allowed signer (`%G?` = G).
+    It runs the signing program once a commit: ask only for those that claim approval."""
+    if not commits:
+        return set()
+    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H %G?"], cwd=cwd, env=env,
+                        input="".join(sha + "\n" for sha in commits), check=False)
+    return {line.split()[0] for line in res.out.splitlines() if line.endswith(" G")}

@@ -54,13 +54,14 @@ class Report:
         self.problems = problems
         self.files = files
         self.commits = commits
+        self.notes: list[str] = []  # shown after the problems, when there are any
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def lines(self) -> list[str]:
-        return [str(p) for p in self.problems]
+        return [str(p) for p in self.problems] + (self.notes if self.problems else [])
 
     def as_dict(self) -> dict[str, object]:
         return {"ok": self.ok, "mode": self.mode, "files": self.files, "commits": self.commits,
@@ -575,6 +576,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     # What people approved in these commits (pushed() grants it to the tip-to-tip check,
     # whose changes each commit already answered for).
     report.approvals = granted.any() if granted is not None else fixed  # type: ignore[attr-defined]
+    report.notes = granted.notes() if granted is not None else []
     return report
 
 
