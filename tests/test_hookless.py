@@ -164,7 +164,7 @@ def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) 
 
 @pytest.mark.parametrize("cmd,argv,expect", [
     ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
-    ("memory", ["creat", "x"], "did you mean 'create'?"),
+    ("memory", ["creat", "x"], "did you mean 'create'"),  # (or 'redact', as close)
     ("memory", ["grep", "x"], "git memory has no grep: use git memory search 'text'"),
     # plain `git revert` commits without the memory rules (it removed a read_only file)
     ("memory", ["revert", "HEAD"], "git memory has no revert: use git memory undo COMMIT"),
