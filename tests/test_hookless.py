@@ -198,8 +198,9 @@ def test_git_dream_takes_q_and_json_without_progress(mem: Path, tmp_path: Path) 
 @pytest.mark.parametrize("cmd,argv,expect", [
     ("memory", ["strreplace", "x"], "unknown command 'strreplace'; did you mean 'str_replace'?"),
     ("memory", ["creat", "x"], "did you mean 'create'"),  # (or 'redact', as close)
-    ("memory", ["grep", "x"], "plain git does it here: git grep"),
-    ("memory", ["revert", "HEAD"], "plain git does it here: git revert COMMIT"),
+    ("memory", ["grep", "x"], "git memory has no grep: use git memory search 'text'"),
+    # plain `git revert` commits without the memory rules (it removed a read_only file)
+    ("memory", ["revert", "HEAD"], "git memory has no revert: use git memory undo COMMIT"),
     ("dream", ["shwo", "1"], "unknown command 'shwo'; did you mean 'show'?"),
     ("memory-patch", ["-m", "r", "--jsn", "-"], "unrecognized arguments: --jsn"),
 ])

@@ -20,8 +20,8 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a compile -d 'print the sy
 complete -c git-memory -f -n '__fish_use_subcommand' -a tree -d 'print the memory tree with its caps'
 complete -c git-memory -f -n '__fish_use_subcommand' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
 complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
@@ -163,11 +163,13 @@ complete -c git-memory -n '__fish_seen_subcommand_from protect' -l memory-dir -d
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
@@ -266,8 +268,8 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a compile -d 'print 
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tree -d 'print the memory tree with its caps'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
@@ -409,11 +411,13 @@ complete -c git -n '__fish_seen_subcommand_from protect' -l memory-dir -d 'memor
 complete -c git -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'

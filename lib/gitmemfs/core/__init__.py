@@ -17,4 +17,5 @@
     outcome.py   what an operation returns
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)
+    jsoninput.py JSON from people and agents, read strictly (duplicate keys, depth, numbers)
 """

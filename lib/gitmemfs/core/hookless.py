@@ -176,12 +176,13 @@ def _maintain_in_background(repo: Repo) -> None:
 
 
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
-                     message: str) -> tuple[git.Result, str | None]:
+                     message: str, hook_env: dict[str, str] | None = None) -> tuple[git.Result, str | None]:
     """Commit `files` (already validated and written) in as few git processes as
     possible: (the commit's result, the new HEAD when it worked).
 
     Hook-free (see `plan`): `commit -- PATHS` alone for changed or deleted files,
-    `add` first only for new ones. With git's hooks: `add`, then `commit`, as before.
+    `add` first only for new ones. With git's hooks: `add`, then `commit`, as before,
+    with `hook_env` (what a person approved, for our hooks to read).
     """
     pathspecs = [f":(literal){p}" for p in files]
     the_plan = plan(repo)
@@ -190,7 +191,7 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
         repo.git("add", "-A", "--", *pathspecs)
     if the_plan is None:
         result = repo.git(*author, "commit", "-q", "--no-edit", "--cleanup=whitespace", "-F", "-", "--",
-                          *pathspecs, input=message, check=False)
+                          *pathspecs, input=message, check=False, env=hook_env)
     else:
         result = commit(repo, the_plan, pathspecs, staged=staged, author=author, message=message)
     if result.code != 0:

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import git
+from gitmemfs.core import git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 from gitmemfs.core.gitfiles import discovery, gitconfig
 
@@ -334,7 +334,10 @@ class FileLock:
         self.fd: int | None = None
 
     def acquire(self, *, wait: bool = True) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except IsADirectoryError:
+            raise oserrors.in_the_way(self.path) from None
         deadline = time.monotonic() + (self.timeout if wait else 0)
         delay = 0.002
         while True:

@@ -146,11 +146,13 @@ class WriteSession:
 
     # -- committing -------------------------------------------------------------------
 
-    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None]) -> None:
-        """Refuse changes that break the memory rules, before anything is written."""
+    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None],
+                 approvals: frozenset[str] = approval.NONE) -> None:
+        """Refuse changes that break the memory rules, before anything is written.
+        `approvals`: what a person's command granted this commit; never the environment."""
         scope = check_scope(self.repo)
         name, indexed = layouts.of_repo(self.repo, {ch.path: ch.content for ch in changes})
-        approved = approval.from_env(os.environ)
+        approved = frozenset(approvals)
         problems = []
         for ch in changes:
             problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope,
@@ -165,11 +167,16 @@ class WriteSession:
 
     def commit(self, changes: Sequence[Change], *, op: str, reason: str,
                paths: Sequence[str] | None = None, label: str | None = None,
-               trailers: Sequence[str] = ()) -> str:
+               trailers: Sequence[str] = (), approvals: frozenset[str] = approval.NONE,
+               sign: bool = False) -> str:
         """Write, stage and commit `changes` as one commit; return its sha.
 
         `paths` are the affected paths named in trailers and output (default: the
-        changed files); `label` is the operation name used in messages.
+        changed files); `label` is the operation name used in messages. `approvals`:
+        what a person's command grants this one commit (core/approval.py): recorded
+        as a `Memory-Approved` trailer, and the commit is signed when `sign` is set or
+        the person signs commits (commit.gpgsign), so a gate with allowed signers can
+        verify it. An agent's commit has none and is never signed.
         """
         label = label or f"Memory {op}"
         no_effect = (f"{label} made no effective changes; nothing was committed. "
@@ -179,7 +186,7 @@ class WriteSession:
         if not changes:
             raise MemfsError(no_effect)
         olds = {ch.path: olds[ch.path] for ch in changes}
-        self.validate(changes, olds)
+        self.validate(changes, olds, approvals)
         files = [ch.path for ch in changes]
         head = self.head
         try:
@@ -198,12 +205,19 @@ class WriteSession:
                                                       file_mode=self.file_mode, dir_mode=self.dir_mode)
                 except OSError as exc:  # name the memory file, not our temp file
                     raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
-            message = commit_message(reason, op, paths or files, trailers)
+            extra = list(trailers)
+            if approvals and approval.TRAILER + ":" not in "".join(extra):
+                extra.append(approval.trailer(approvals))
+            message = commit_message(reason, op, paths or files, extra)
             author = self.repo.author()
+            options = author.config() if author else []
+            if approvals and (sign or self.repo.cfg_bool("commit.gpgsign")):
+                options = [*options, "-c", "commit.gpgsign=true"]  # after the runner's own =false
             # Validated above: commit without re-running our own hooks when that is safe.
             result, sha = hookless.commit_validated(
                 self.repo, files, new_files=any(olds[f] is None for f in files),
-                author=author.config() if author else [], message=message)
+                author=options, message=message,
+                hook_env=approval.for_git(approvals) if approvals else None)
             if result.code != 0:
                 failed = GitError(result.argv, result.code, result.raw, result.err_raw)
                 # A held lock or a full disk also leaves nothing staged: say that, not "no change".
@@ -596,6 +610,10 @@ def _clear_journal(repo: Repo) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+        except OSError:
+            if os.path.isdir(path) and not os.path.islink(path):
+                raise oserrors.in_the_way(path) from None
+            raise
 
 
 def _journal_paths(record: dict) -> list[tuple[str, dict]]:
