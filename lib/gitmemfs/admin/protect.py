@@ -2,9 +2,10 @@
 protection, in one commit.
 
 In the letta layout a Markdown file gets (or loses) `read_only: true` in its
-frontmatter; anything else (the letta-root layout, which has no read_only, plain,
-and non-Markdown files) is listed in (or removed from) `protectedPaths` in
-`.memfs.config.json`. Both need `GIT_MEMORY_APPROVE=protect` in the environment:
+frontmatter; anything else (plain, and non-Markdown files) is listed in (or removed
+from) `protectedPaths` in `.memfs.config.json`. The letta-root layout has neither
+that Letta accepts, so `protect` refuses there (`unprotect` still lifts a listing).
+Both need `GIT_MEMORY_APPROVE=protect` in the environment:
 the gates refuse every agent commit that adds or lifts protection, and `call`, MCP
 and dreams drop the variable, so only a person's shell can run these.
 """
@@ -20,6 +21,14 @@ from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.writer import Change, WriteSession
+
+# Letta's own validator refuses `read_only` in a root-index memory's frontmatter and
+# every key of .memfs.config.json it does not know (protectedPaths among them), so
+# either record would make every later Letta commit fail (issue 27, item 11).
+ROOT_REFUSAL = ("protect: protection cannot exist in the letta-root layout: Letta Code refuses read_only in "
+                "its frontmatter and protectedPaths in .memfs.config.json, so every Letta commit would fail; "
+                "keep files that need protection in a system/-layout or plain memory (git memory unprotect "
+                "still lifts an existing protectedPaths entry)")
 
 
 def _require_approval(command: str) -> None:
@@ -70,6 +79,8 @@ def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool) -> Out
         raise UsageError(f"{command}: give the reason with -m")
     with WriteSession(repo, tool=command) as session:
         layout = layouts.of_repo(repo)[0]
+        if protect and layout == layouts.ROOT:
+            raise MemfsError(ROOT_REFUSAL)
         rels = _paths(repo, raw, command)
         edits: dict[str, bytes | None] = {}
         listed: list[str] = []

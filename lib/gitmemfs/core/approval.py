@@ -2,7 +2,8 @@
 
 `GIT_MEMORY_APPROVE` holds words separated by commas or spaces: `constraints` (a
 change to `.memfs.config.json`), `protect` (adding or removing protection with
-`git memory protect` / `unprotect`). Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`
+`git memory protect` / `unprotect`), `layout` (a commit that adds or removes
+the root `MEMORY.md`, changing the layout). Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`
 approves `constraints` too. Paths an agent drives (`call`, MCP, a dream) drop these
 variables before they run git (`scrub`), so only a person's shell can approve.
 """
@@ -16,7 +17,8 @@ VAR = "GIT_MEMORY_APPROVE"
 LETTA_VAR = "LETTA_MEMORY_CONSTRAINTS_UPDATE"
 CONSTRAINTS = "constraints"
 PROTECT = "protect"
-WORDS = (CONSTRAINTS, PROTECT)
+LAYOUT = "layout"  # a commit that changes the repository's layout (core/layout.py)
+WORDS = (CONSTRAINTS, PROTECT, LAYOUT)
 VARS = (VAR, LETTA_VAR)
 TRAILER = "Memory-Approved"  # in commits of protect/unprotect; honoured where memory.approvalTrailers is true
 

@@ -134,6 +134,27 @@ class Editor:
     def done(self, command: str, sha: str, affected: list[str]) -> Outcome:
         return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, affected)
 
+    def letta_root_target(self, layout: str, rel: str, command: str) -> None:
+        """Where Letta's memory tool refuses to write in a root-index memory: `system/`
+        (core memory is the root's Markdown there) and `skills/` (not the memory tool's)."""
+        if layout != layouts.ROOT:
+            return
+        top = rel.split("/", 1)[0]
+        if top == "system":
+            raise MemfsError(f"memory {command}: core memory uses root Markdown files, not system/ "
+                             f"(this memory has a root MEMORY.md); write {rel.split('/', 1)[1]} at the root instead")
+        if top == "skills":
+            raise MemfsError(f"memory {command}: skills are managed by the skill/file tooling, not the memory tool")
+
+    def no_case_twin(self, rel: str, command: str, ignore: str | None = None) -> None:
+        """Refuse a path that differs from a tracked one only in case or Unicode
+        normalisation: a case-insensitive checkout (macOS, Windows) cannot hold both."""
+        tracked = [p for p in self.tracked("") if p != ignore]
+        other = paths.case_twin(rel, tracked)
+        if other is not None:
+            raise MemfsError(f"memory {command}: {rel} collides with the tracked {other} on case-insensitive "
+                             f"file systems (macOS, Windows); use the existing spelling {other}")
+
     def session(self) -> WriteSession:
         return WriteSession(self.repo, tool=self.tool)
 
@@ -153,10 +174,12 @@ class Editor:
         rel = self.file_rel(file_path, command)
         with self.session() as s:
             shape = layouts.of_repo(self.repo)[0]  # the new file takes its layout's frontmatter shape
+            self.letta_root_target(shape, rel, command)
             content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
             if os.path.lexists(target):
                 raise AlreadyExists(f"memory {command}: block already exists at {file_path}")
+            self.no_case_twin(rel, command)
             sha = s.commit([Change(rel, content)], op=command, reason=reason)
         return self.done(command, sha, [rel])
 
@@ -271,6 +294,8 @@ class Editor:
             dst_abs = self.jail(dst)
             if os.path.lexists(dst_abs):
                 raise AlreadyExists(f"memory rename: destination already exists at {new_path}")
+            self.letta_root_target(layouts.of_repo(self.repo)[0], dst, "rename")
+            self.no_case_twin(dst, "rename", ignore=src)
             _, data = self.load(s, old_path, src)
             sha = s.commit([Change(src, None), Change(dst, data)], op="rename", reason=reason,
                            paths=[src, dst])
@@ -313,7 +338,7 @@ class Editor:
     # -- reading -------------------------------------------------------------------------
 
     def tracked(self, folder: str) -> list[str]:
-        res = self.repo.git("ls-files", "-z", "--", f":(literal){folder}/")
+        res = self.repo.git("ls-files", "-z", "--", *([f":(literal){folder}/"] if folder else []))
         return res.zsplit()
 
     def _protected(self, data: bytes | None) -> bool:
