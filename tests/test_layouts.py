@@ -147,7 +147,8 @@ def test_create_writes_the_root_layout_shape(rootrepo: Path) -> None:
     proc = memory("create", "project.md", "A compiler.\n", "--description", "What we build",
                   "-m", "note the project", cwd=rootrepo)
     assert proc.returncode == 0, proc.stderr
-    assert (rootrepo / "project.md").read_text() == '---\nname: "Project"\ndescription: "What we build"\n---\nA compiler.\n'
+    assert (rootrepo / "project.md").read_text() == (
+        '---\nname: "Project"\ndescription: "What we build"\n---\nA compiler.\n')
     assert memory("check", "--all", cwd=rootrepo).returncode == 0
 
 

@@ -274,6 +274,9 @@ class Editor:
                 raise NotFound(f"{self.tool}: failed to read {raw}: No such file or directory")
             if self._protected(data):
                 raise MemfsError(f"{self.tool}: {raw} is read_only and cannot be modified")
+            if layouts.is_index(file_rel) and layouts.of_repo(self.repo)[0] == layouts.ROOT:
+                raise MemfsError("memory delete: MEMORY.md indexes cannot be deleted (a root-index memory's "
+                                 "folders hold memory through them); delete the whole folder instead")
             sha = s.commit([Change(file_rel, None)], op="delete", reason=reason)
         return self.done("delete", sha, [file_rel])
 
@@ -294,7 +297,10 @@ class Editor:
             dst_abs = self.jail(dst)
             if os.path.lexists(dst_abs):
                 raise AlreadyExists(f"memory rename: destination already exists at {new_path}")
-            self.letta_root_target(layouts.of_repo(self.repo)[0], dst, "rename")
+            shape = layouts.of_repo(self.repo)[0]
+            if shape == layouts.ROOT and (layouts.is_index(src) or layouts.is_index(dst)):
+                raise MemfsError("memory rename: MEMORY.md indexes cannot be renamed")
+            self.letta_root_target(shape, dst, "rename")
             self.no_case_twin(dst, "rename", ignore=src)
             _, data = self.load(s, old_path, src)
             sha = s.commit([Change(src, None), Change(dst, data)], op="rename", reason=reason,
