@@ -348,8 +348,8 @@ def layout_moves(changes: Mapping[str, bytes | None], olds: Mapping[str, bytes |
             continue
         if configured == layouts.ROOT:
             message = None if new is not None else layouts.flip_problem(True, False, approved)
-        elif old is None and not any(True for _ in listed("")):
-            message = None  # the first files of a new memory choose its layout
+        elif old is None and not any(is_markdown(p) for p in listed("")):
+            message = None  # no memory yet (a new repository, a config file alone): the first files choose
         else:
             message = layouts.flip_problem(old is not None, new is not None, approved)
         if message:

@@ -330,15 +330,15 @@ def _flip(cwd: str, ch: Change, ctx: Context, env: dict[str, str] | None) -> lis
     before, after = ch.old_oid is not None, ch.new_oid is not None
     if ctx.configured == layouts.ROOT:
         problem = None if after else layouts.flip_problem(True, False, ctx.layout_approved)
-    elif not before and not _tree_paths(cwd, ctx.parent, env, limit=1):
-        problem = None  # the first files of a new memory choose its layout
+    elif not before and not any(layouts.is_markdown(p) for p, _m, _o in _tree_paths(cwd, ctx.parent, env)):
+        problem = None  # no memory yet (a new repository, a config file alone): the first files choose
     else:
         problem = layouts.flip_problem(before, after, ctx.layout_approved)
     return [rules.Problem(layouts.INDEX, problem, ch.commit)] if problem else []
 
 
-def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None, folder: str = "",
-                limit: int | None = None) -> list[tuple[str, str, str]]:
+def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None,
+                folder: str = "") -> list[tuple[str, str, str]]:
     """(path, mode, oid) of the tree at `prefix` (":" = the index, "<rev>:" = a commit),
     under `folder` ("" = everything); [] when that tree does not exist."""
     from gitmemfs.core.snapshot import parse_ls_tree
@@ -354,13 +354,12 @@ def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None, folder
             if path:
                 mode, oid = meta.split(" ")[:2]
                 out.append((path, mode, oid))
-        return out[:limit] if limit else out
+        return out
     res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", prefix[:-1], "--", *spec], cwd=cwd, env=env,
                         check=False)
     if res.code != 0:
         return []
-    entries = [(e.path, e.mode, e.oid) for e in parse_ls_tree(res.raw)]
-    return entries[:limit] if limit else entries
+    return [(e.path, e.mode, e.oid) for e in parse_ls_tree(res.raw)]
 
 
 def _activated(cwd: str, group: list[Change], ctx: Context, env: dict[str, str] | None, scope: str,
