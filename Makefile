@@ -52,7 +52,7 @@ install:
 clean:
 	rm -rf $(VENV) build dist lib/*.egg-info
 
-# Property-based attacks on the gates: >= 100,000 examples (3 pure properties x 34,000),
-# prints {"examples": N, "escapes": 0, ...}.
+# Property-based attacks on the gates: >= 100,000 examples (3 pure properties x 34,000, and
+# 34,000 layout flips in tests/test_fuzz_layout.py); each file prints {"examples": N, "escapes": 0, ...}.
 fuzz: venv
-	GIT_MEMFS_FUZZ=34000 GIT_MEMFS_FUZZ_E2E=20 PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -s -n 0 tests/test_fuzz_gate.py
+	GIT_MEMFS_FUZZ=34000 GIT_MEMFS_FUZZ_E2E=20 PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -s -n 0 tests/test_fuzz_gate.py tests/test_fuzz_layout.py

@@ -356,10 +356,10 @@ def layout_moves(changes: Mapping[str, bytes | None], olds: Mapping[str, bytes |
             out.append(Problem(layouts.INDEX, message))
     if layout != layouts.ROOT or not folders:
         return out
-    seen = set(changes)
+    seen = {p for p, new in changes.items() if new != olds.get(p)}  # an unchanged rewrite is judged here
     for folder in sorted(set(folders)):
         for path in listed(folder):
-            if path in seen or not is_markdown(path):
+            if path in seen or not is_markdown(path) or read(path) is None:
                 continue
             seen.add(path)
             data = read(path) or b""
