@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint install clean fuzz
+.PHONY: venv test demo bench man completion lint matrix dist install clean fuzz
 
 venv: $(STAMP)
 
@@ -42,15 +42,27 @@ man: venv
 completion: venv
 	$(PY) tools/make_completion.py
 
+# ruff (the rules ruff.toml names), the import contract, and mypy over the package.
 lint: venv
 	$(PY) -m ruff check lib tests bench examples tools
 	$(VENV)/bin/lint-imports --no-logo
+	$(PY) -m mypy
+
+# The suite on every supported Python (3.10-3.13), each in a venv of its own.
+matrix: venv
+	tools/test_matrix.sh
+
+# The sdist and the wheel as a release builds them, checked as the package index would.
+dist: venv
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
 
 install:
 	$(PYTHON) -m pip install --prefix '$(PREFIX)' .
 
 clean:
-	rm -rf $(VENV) build dist lib/*.egg-info
+	rm -rf $(VENV) .venv-matrix build dist lib/*.egg-info
 
 # Property-based attacks on the gates: >= 100,000 examples (3 pure properties x 34,000, and
 # 34,000 layout flips in tests/test_fuzz_layout.py); each file prints {"examples": N, "escapes": 0, ...}.

@@ -12,7 +12,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import make_man  # noqa: E402
+import make_man
 
 
 def test_committed_pages_match_the_parsers() -> None:

@@ -36,7 +36,7 @@ MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_c
            "cmd_admin", "cmd_help", "cmd_mcp", "cmd_history")
 
 
-def module(name: str):  # noqa: ANN201 (a cmd_* module)
+def module(name: str):
     return __import__(f"gitmemfs.cli.{name}", fromlist=["register"])
 
 DESCRIPTION = """\

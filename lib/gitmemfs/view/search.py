@@ -346,7 +346,7 @@ class _Background:
         def work() -> None:
             try:
                 self._res = repo.git(*args, spool=True, ok=(0, 1))
-            except BaseException as exc:  # re-raised by result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised by result()
                 self._exc = exc
 
         self._thread = threading.Thread(target=work, daemon=True)
