@@ -25,7 +25,7 @@ import shutil
 import tempfile
 from collections import Counter
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -81,7 +81,7 @@ def _path(folder: str, name: str) -> str:
     return f"{folder}/{name}" if folder else name
 
 
-def _indexed(tree: dict[str, bytes]):  # noqa: ANN202
+def _indexed(tree: dict[str, bytes]) -> Callable[[str], bool]:
     return lambda folder: f"{folder}/{layouts.INDEX}" in tree
 
 

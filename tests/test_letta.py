@@ -268,7 +268,7 @@ def test_a_committed_invalid_config_blocks_every_commit(lettarepo: Path) -> None
 class _Recorder(BaseHTTPRequestHandler):
     seen: list[dict[str, str]]
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.server.seen.append({k.lower(): v for k, v in self.headers.items()})  # type: ignore[attr-defined]
         self.send_response(404)
         self.send_header("Content-Length", "0")

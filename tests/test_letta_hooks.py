@@ -76,8 +76,10 @@ def _letta_bundle() -> tuple[Path | None, str]:
                 return None, f"npm could not fetch @letta-ai/letta-code@{LETTA_CODE_VERSION}: " \
                              f"{(proc.stderr or proc.stdout).strip()[-300:]}"
             with tarfile.open(tarballs[-1]) as tar:
-                member = tar.getmember("package/letta.js")
-                tar.extractall(folder, members=[member], filter="data")
+                source = tar.extractfile("package/letta.js")
+                assert source is not None
+                bundle.parent.mkdir(parents=True, exist_ok=True)
+                bundle.write_bytes(source.read())
         (folder / "install-hook.cjs").write_text(INSTALLER)
     return bundle, ""
 
