@@ -19,7 +19,7 @@ import os
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms on the hook's path
 if TYPE_CHECKING:
-    from typing import Callable, Mapping
+    from typing import Callable, Collection, Mapping
 
     from gitmemfs.core.repo import Repo
 
@@ -184,6 +184,14 @@ def index_folder(path: str) -> str | None:
     if not is_index(path):
         return None
     return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def change_approved(approvals: Collection[str]) -> bool:
+    """Whether a person approved a layout change for a commit: the one place layouts
+    ask core/approval.py (whose words may become a command or a trailer)."""
+    from gitmemfs.core import approval
+
+    return approval.LAYOUT in approvals
 
 
 def flip_problem(before: bool, after: bool, approved: bool) -> str | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, constraints, rules
+from gitmemfs.core import constraints, rules
+from gitmemfs.core import layout as layouts
 from gitmemfs.core.layout import CONFIG_KEY, CONSTRAINTS_FILE
 
 TYPE_CHECKING = False
@@ -47,5 +48,5 @@ def write_moves(repo: Repo, changes: Mapping[str, bytes | None], olds: Mapping[s
         return constraints.file_problems(path, data, name, limits) if limits is not None else []
 
     return rules.layout_moves(changes, olds, scope=scope, configured=(repo.cfg(CONFIG_KEY) or "").strip().lower()
-                              or None, layout=name, indexed=indexed, approved=approval.LAYOUT in approvals,
+                              or None, layout=name, indexed=indexed, approved=layouts.change_approved(approvals),
                               listed=listed, read=read, limits=sizes)

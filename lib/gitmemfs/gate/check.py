@@ -108,9 +108,8 @@ class Context:
 
     @property
     def layout_approved(self) -> bool:
-        """Whether a person approved a layout change for this commit (the one place
-        the gate asks core/approval.py about layouts)."""
-        return approval.LAYOUT in self.approvals
+        """Whether a person approved a layout change for this commit."""
+        return layouts.change_approved(self.approvals)
 
     def indexed(self, folder: str) -> bool:
         name = f"{folder}/{layouts.INDEX}"
