@@ -145,8 +145,9 @@ def _unindexed(paths: set[str]) -> list[Finding]:
             if f"{folder}/{layouts.INDEX}" not in paths:
                 missing.setdefault(folder, []).append(p)
                 break
-    return [Finding("index", f"{folder}/", f"folder has no {layouts.INDEX}, so {len(files)} file"
-                    f"{'s' if len(files) != 1 else ''} under it ({', '.join(sorted(files)[:3])}) are not memory",
+    return [Finding("index", f"{folder}/", f"folder has no {layouts.INDEX}, so the {len(files)} Markdown file"
+                    f"{'s' if len(files) != 1 else ''} under it ({', '.join(sorted(files)[:3])}) break the "
+                    "root-index layout's rules, ours and Letta's, and block every commit",
                     f"add {folder}/{layouts.INDEX} listing its files, e.g. git memory-patch with an Add File")
             for folder, files in sorted(missing.items())]
 
