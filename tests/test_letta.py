@@ -385,3 +385,35 @@ def test_create_refuses_a_path_that_collides_by_case(repo: Path) -> None:
                  needle="collides with the tracked reference/PDF")
     refused_edit(repo, "create", "System/x.md", "x", "-d", "d", "-m", "r", needle="collides with the tracked system")
     assert memory("create", "reference/PDF/b.md", "x", "-d", "d", "-m", "r", cwd=repo).returncode == 0
+
+
+# -- Letta's committed-constraints audit, against `git memory check --all` ----------------
+
+def _plain_repo(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name
+    git("init", "-q", "-b", "main", str(path), cwd=tmp_path)
+    git("config", "letta.agentId", "agent-audit", cwd=path)
+    return path
+
+
+def test_audit_reports_structural_failures_already_committed(tmp_path: Path) -> None:
+    # Letta: src/agent/memory-constraints-audit.test.ts "reports structural and budget
+    # failures already committed at HEAD" (we report the missing index; an unindexed file
+    # is not measured against the limits until it is memory).
+    repo = _plain_repo(tmp_path, "invalid")
+    write(repo, "MEMORY.md", "# Memory\n")
+    write(repo, "unindexed/notes.md", "n" * 20_001)
+    commit_all(repo, "invalid memory")
+    proc = memory("check", "--all", cwd=repo)
+    assert proc.returncode == 1
+    assert "unindexed/notes.md: missing required index unindexed/MEMORY.md" in proc.stdout + proc.stderr
+
+
+def test_audit_keeps_legacy_validation_before_a_repository_enters_v2(tmp_path: Path) -> None:
+    # Letta: memory-constraints-audit.test.ts "keeps legacy validation before a
+    # repository enters v2": a root system.md without frontmatter and no MEMORY.md is valid.
+    repo = _plain_repo(tmp_path, "legacy")
+    write(repo, "system.md", "legacy memory\n")
+    commit_all(repo, "legacy memory")
+    proc = memory("check", "--all", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
