@@ -417,3 +417,14 @@ def test_audit_keeps_legacy_validation_before_a_repository_enters_v2(tmp_path: P
     commit_all(repo, "legacy memory")
     proc = memory("check", "--all", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_index_is_created_without_a_description(lettarepo: Path) -> None:
+    # Letta: src/tools/impl/memory.ts create: "description … unused for frontmatter-free
+    # MEMORY.md indexes" (isV2Index), and the index body ends with a newline.
+    call = {"command": "create", "reason": "a notes folder", "file_path": "notes/MEMORY.md", "file_text": "# Notes"}
+    proc = memory("call", json.dumps(call), cwd=lettarepo)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["ok"], proc.stdout + proc.stderr
+    assert (lettarepo / "notes/MEMORY.md").read_text() == "# Notes\n"
+    refused_edit(lettarepo, "call", json.dumps({**call, "file_path": "notes/a.md"}),
+                 needle="'description' must be a non-empty string")

@@ -164,7 +164,6 @@ class Editor:
                command: str = "create") -> Outcome:
         reason = require_reason(reason, self.tool)
         require_text(file_path, "file_path", command)
-        require_text(description, "description", command)
         body = text or ""
         if body and not body.endswith("\n"):
             body += "\n"  # a text file ends with a newline (as builtin:tidy would make it)
@@ -175,6 +174,9 @@ class Editor:
         with self.session() as s:
             shape = layouts.of_repo(self.repo)[0]  # the new file takes its layout's frontmatter shape
             self.letta_root_target(shape, rel, command)
+            if shape == layouts.ROOT and layouts.is_index(rel):
+                description = "index"  # a MEMORY.md index has no frontmatter: Letta leaves it unused
+            require_text(description, "description", command)
             content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
             if os.path.lexists(target):
