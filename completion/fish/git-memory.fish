@@ -194,6 +194,8 @@ complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l http -d 'serve st
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
@@ -438,6 +440,8 @@ complete -c git -n '__fish_seen_subcommand_from mcp' -l http -d 'serve streamabl
 complete -c git -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
+complete -c git -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'

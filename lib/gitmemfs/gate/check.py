@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, constraints, git, gitconfig, rules
+from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
     from typing import Callable, Iterable, Iterator, Sequence
 
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
     from gitmemfs.core.rules import Problem
     from gitmemfs.core.snapshot import FileEntry
 
@@ -139,7 +140,7 @@ def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None
 
 def _settings_here(cwd: str, env: dict[str, str] | None) -> dict[str, str] | None:
     """`settings()` without git, for a repository at `cwd` with its own `.git`
-    folder, when core/gitconfig.py is sure of the answer; else None."""
+    folder, when core/gitfiles/gitconfig.py is sure of the answer; else None."""
     git_dir = os.path.join(cwd, ".git")
     if not os.path.isdir(git_dir):
         return None
@@ -464,14 +465,14 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     `git.STAGED_DIFF` already started (the hook starts it before importing this).
     """
     # A small commit's blobs are loose objects, read without a second git process;
-    # the rest go through one cat-file (core/loose.py).
+    # the rest go through one cat-file (core/gitfiles/loose.py).
     # No --ignore-submodules: a gitlink staged over a memory path must be seen (issue 12).
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
 
     with loose.Reader(cwd, env=env) as reader:
         # Usually the diff is the one git process: the settings are read from the
-        # config files (core/gitconfig.py), and the few index look-ups from the index
-        # file (core/index.py). When either is unsure, git answers: the diff and the
+        # config files (core/gitfiles/gitconfig.py), and the few index look-ups from the index
+        # file (core/gitfiles/index.py). When either is unsure, git answers: the diff and the
         # settings then start together, so their start-ups overlap on a second core.
         found = _settings_here(cwd, env)
         if diff is not None:
