@@ -239,7 +239,7 @@ def test_default_directory_is_named_after_the_url(server: GitServer, tmp_path: P
 
 def test_letta_agent(server: GitServer, tmp_path: Path) -> None:
     seed(server, tmp_path, "v1/git/agent-42/state.git")
-    env = {"LETTA_BASE_URL": f"http://127.0.0.1:{server.port}/", "LETTA_API_KEY": TOKEN,
+    env = {"LETTA_MEMFS_BASE_URL": f"http://127.0.0.1:{server.port}/", "LETTA_API_KEY": TOKEN,
            "LETTA_HOME": str(tmp_path / "letta"),
            # a token meant for another host must not be sent to the Letta server
            "GIT_MEMORY_TOKEN": "ghp_notforlettaNOTFORLETTA0123"}
@@ -257,14 +257,14 @@ def test_letta_agent(server: GitServer, tmp_path: Path) -> None:
 
 
 def test_the_letta_key_is_not_sent_to_another_host(server: GitServer, tmp_path: Path) -> None:
-    # A Letta-looking path on a host that is not $LETTA_BASE_URL's: no key for it.
+    # A Letta-looking path on a host that is not $LETTA_MEMFS_BASE_URL's: no key for it.
     seed(server, tmp_path, "v1/git/agent-42/state.git")
     url = server.url("v1/git/agent-42/state.git")
     proc = memory("clone", url, "c", cwd=tmp_path, env={"LETTA_API_KEY": TOKEN})
     assert proc.returncode == 1 and "refused the credentials" in proc.stderr
     assert server.requests and not any(r.scheme for r in server.requests)
     proc = memory("clone", url, "c", cwd=tmp_path,
-                  env={"LETTA_API_KEY": TOKEN, "LETTA_BASE_URL": f"http://127.0.0.1:{server.port}"})
+                  env={"LETTA_API_KEY": TOKEN, "LETTA_MEMFS_BASE_URL": f"http://127.0.0.1:{server.port}"})
     assert proc.returncode == 0, proc.stderr
 
 

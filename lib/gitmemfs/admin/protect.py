@@ -2,13 +2,14 @@
 protection, in one commit.
 
 In the letta layout a Markdown file gets (or loses) `read_only: true` in its
-frontmatter; anything else (the letta-root layout, which has no read_only, plain,
-and non-Markdown files) is listed in (or removed from) `protectedPaths` in
-`.memfs.config.json`. The command is the person's approval (core/approval.py): its
-commit carries `Memory-Approved: protect`, and is signed when the person asks
-(`--sign`) or signs commits anyway (commit.gpgsign), so a gate with allowed signers
-can tell it from an agent's. No tool an agent is given (call, MCP, the SDK class,
-dreams) runs it, and every gate refuses an agent commit that adds or lifts protection.
+frontmatter; anything else (plain, and non-Markdown files) is listed in (or removed
+from) `protectedPaths` in `.memfs.config.json`. The letta-root layout has neither
+that Letta accepts, so `protect` refuses there (`unprotect` still lifts a listing).
+The command is the person's approval (core/approval.py): its commit carries
+`Memory-Approved: protect`, and is signed when the person asks (`--sign`) or signs
+commits anyway (commit.gpgsign), so a gate with allowed signers can tell it from an
+agent's. No tool an agent is given (call, MCP, the SDK class, dreams) runs it, and
+every gate refuses an agent commit that adds or lifts protection.
 """
 from __future__ import annotations
 
@@ -22,6 +23,14 @@ from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.writer import Change, WriteSession
+
+# Letta's own validator refuses `read_only` in a root-index memory's frontmatter and
+# every key of .memfs.config.json it does not know (protectedPaths among them), so
+# either record would make every later Letta commit fail (issue 27, item 11).
+ROOT_REFUSAL = ("protect: protection cannot exist in the letta-root layout: Letta Code refuses read_only in "
+                "its frontmatter and protectedPaths in .memfs.config.json, so every Letta commit would fail; "
+                "keep files that need protection in a system/-layout or plain memory (git memory unprotect "
+                "still lifts an existing protectedPaths entry)")
 
 
 def _paths(repo: Repo, raw: Sequence[str], command: str) -> list[str]:
@@ -64,6 +73,8 @@ def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool, sign: 
         raise UsageError(f"{command}: give the reason with -m")
     with WriteSession(repo, tool=command) as session:
         layout = layouts.of_repo(repo)[0]
+        if protect and layout == layouts.ROOT:
+            raise MemfsError(ROOT_REFUSAL)
         rels = _paths(repo, raw, command)
         edits: dict[str, bytes | None] = {}
         listed: list[str] = []

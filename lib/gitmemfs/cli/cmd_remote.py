@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 AUTH_NOTE = """\
 authentication: the token comes from $GIT_MEMORY_TOKEN (for a Letta agent's
-repository on the $LETTA_BASE_URL server, $LETTA_API_KEY first) and is sent as an HTTP
+repository on the $LETTA_MEMFS_BASE_URL server, $LETTA_API_KEY first) and is sent as an HTTP
 Authorization header, Basic (user letta) or Bearer as memory.authScheme says.
 It reaches git through the environment only: never on a command line, never in
 .git/config. Without a token your own git credential helpers may answer;
@@ -26,7 +26,7 @@ connections, timeouts) are retried up to 3 tries."""
 CLONE_DESCRIPTION = """\
 Clone a memory repository, mark it (memory.repo) and install the hooks. DIR
 must not exist or must be empty; a failed clone leaves nothing behind. With
---letta-agent ID the URL is ${LETTA_BASE_URL:-https://api.letta.com}/v1/git/ID/state.git,
+--letta-agent ID the URL is ${LETTA_MEMFS_BASE_URL:-https://api.letta.com}/v1/git/ID/state.git,
 the token $LETTA_API_KEY, memory.agentId is set to ID, and DIR defaults to
 ${LETTA_HOME:-~/.letta}/agents/ID/memory."""
 

@@ -8,6 +8,7 @@
     memfile.py   frontmatter parse and render
     layout.py    the three layouts (letta, letta-root, plain): detection, core and memory files
     rules.py     the validator: pure functions over file bytes
+    layoutmoves.py  what a write does to the layout (the write path's view of rules.layout_moves)
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
     gitfiles/    reading git's own files without a git process, when certain: discovery,

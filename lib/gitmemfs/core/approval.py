@@ -2,7 +2,8 @@
 
 Some changes are a person's to make, never an agent's: `protect` (adding, changing
 or lifting `read_only` or `protectedPaths`), `constraints` (a change to
-`.memfs.config.json`), `redact` (a history rewrite, `git memory redact`). The rule
+`.memfs.config.json`), `redact` (a history rewrite, `git memory redact`), `layout` (a commit that adds
+or removes the root `MEMORY.md`, changing the layout). The rule
 (DESIGN §0, third round): approvals are a person's act, never ambient.
 
 - **Given by a command or an explicit flag.** `git memory protect` / `unprotect`
@@ -40,7 +41,8 @@ LETTA_VAR = "LETTA_MEMORY_CONSTRAINTS_UPDATE"
 CONSTRAINTS = "constraints"
 PROTECT = "protect"
 REDACT = "redact"
-WORDS = (CONSTRAINTS, PROTECT, REDACT)
+LAYOUT = "layout"  # a commit that changes the repository's layout (core/layout.py)
+WORDS = (CONSTRAINTS, PROTECT, REDACT, LAYOUT)
 VARS = (VAR, LETTA_VAR)
 TRAILER = "Memory-Approved"
 NONE: frozenset[str] = frozenset()

@@ -136,7 +136,10 @@ class Repo:
 
     @property
     def is_memory_repo(self) -> bool:
-        return self.cfg_bool("memory.repo") or os.path.isdir(os.path.join(self.root, "system"))
+        """Ours (memory.repo), the system/ layout's folder, or a memory Letta Code made:
+        it records its agent in `letta.agentId` (a root-index memory has no system/)."""
+        return (self.cfg_bool("memory.repo") or bool((self.cfg("letta.agentId") or "").strip())
+                or os.path.isdir(os.path.join(self.root, "system")))
 
     def head(self) -> str | None:
         """HEAD's commit sha, or None on an unborn branch."""
@@ -148,14 +151,21 @@ class Repo:
 
     def author(self, env: Mapping[str, str] | None = None) -> Author | None:
         """The agent identity for commits, or None to use the user's own git identity."""
-        agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID") or (self.cfg("memory.agentId") or "").strip()
+        from_env = _env(env, "AGENT_ID", "LETTA_AGENT_ID")
+        configured = (self.cfg("memory.agentId") or "").strip()
+        agent = from_env or configured
         if not agent:
             return None
-        name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
-        # letta.com addresses only for Letta's own agents (LETTA_AGENT_ID); anyone else's
-        # agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
-        letta = _env(env, "LETTA_AGENT_ID") == agent and not _env(env, "AGENT_ID")
-        email = (self.cfg("memory.agentEmail") or "").strip() or (
+        # A name belongs to the id it came with: $AGENT_NAME to the environment's id,
+        # memory.agentName to memory.agentId; neither lends its name to another id.
+        name = (_env(env, "AGENT_NAME") if from_env else None) or (
+            (self.cfg("memory.agentName") or "").strip() if agent == configured else "") or agent
+        # letta.com addresses for Letta's own agents: Letta's shell sets LETTA_AGENT_ID
+        # (and AGENT_ID too), and every Letta write path uses <id>@letta.com. Anyone
+        # else's agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
+        letta = _env(env, "LETTA_AGENT_ID") is not None
+        own = agent == configured or not configured  # memory.agentEmail is memory.agentId's
+        email = ((self.cfg("memory.agentEmail") or "").strip() if own else "") or (
             f"{agent}@letta.com" if letta else f"{agent}@agents.invalid")
         return Author(name, email, agent)
 

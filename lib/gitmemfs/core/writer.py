@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 
-from gitmemfs.core import approval, constraints, git, hookless, memfile, nofollow, oserrors, rules
+from gitmemfs.core import approval, constraints, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
@@ -160,6 +160,8 @@ class WriteSession:
         problems += [rules.Problem(path, message) for path, message in constraints.write_problems(
             {ch.path: ch.content for ch in changes}, olds, self.read,
             layouts.core_files_on_disk(self.repo.root, name), name, indexed, approved)]
+        problems += layoutmoves.write_moves(self.repo, {ch.path: ch.content for ch in changes}, olds, scope,
+                                        name, indexed, approved)
         if problems:
             listed = "; ".join(str(p) for p in problems)
             raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",

@@ -88,7 +88,7 @@ def explain(label: str, url: str, err: GitError, failure: Failure, auth: Auth, *
     elif kind == "forbidden":
         text = f"access to {where} is denied{http}; check that the token may {action} this repository"
     elif kind == "not_found":
-        extra = " (the agent id and $LETTA_BASE_URL)" if is_letta_url(url) else ""
+        extra = " (the agent id and $LETTA_MEMFS_BASE_URL)" if is_letta_url(url) else ""
         text = f"no repository at {where}{http}; check the URL{extra}"
     elif kind == "host":
         text = f"unknown host in {where}; check the URL and your network"
