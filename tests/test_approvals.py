@@ -25,9 +25,14 @@ needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
-    """A letta-root memory whose persona.md a person protected (protectedPaths)."""
+    """A plain-layout memory whose persona.md a person protected (protectedPaths; the
+    letta-root layout can't hold protection Letta accepts, issue 27 item 11)."""
     path = tmp_path / "root"
-    assert memory("init", "--layout", "letta-root", str(path), cwd=tmp_path).returncode == 0
+    assert memory("init", "--layout", "plain", str(path), cwd=tmp_path).returncode == 0
+    made = memory("create", "persona.md", "I am an assistant with a long-term memory kept as files in a git "
+                  "repository.\n", "-d", "persona", "-m", "a persona",
+                  cwd=path)
+    assert made.returncode == 0, made.stderr
     # (the variable only so this set-up also runs on the code before issue 24)
     proc = memory("protect", "persona.md", "-m", "my persona", cwd=path, env={"GIT_MEMORY_APPROVE": "protect"})
     assert proc.returncode == 0, proc.stderr
