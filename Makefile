@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint install clean fuzz
+.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz
 
 venv: $(STAMP)
 
@@ -42,15 +42,51 @@ man: venv
 completion: venv
 	$(PY) tools/make_completion.py
 
+# ruff (the rules ruff.toml names), the import contract, and mypy over the package.
 lint: venv
 	$(PY) -m ruff check lib tests bench examples tools
 	$(VENV)/bin/lint-imports --no-logo
+	$(PY) -m mypy
+
+# The suite on every supported Python (3.10-3.13), each in a venv of its own.
+matrix: venv
+	tools/test_matrix.sh
+
+# The sdist and the wheel as a release builds them, checked as the package index would.
+dist: venv
+	rm -rf dist
+	$(PY) -m build --outdir dist .
+	$(PY) -m twine check --strict dist/*
+
+# An install of its own: a venv under $(PREFIX)/lib/git-memfs with pip's own scripts,
+# linked into $(PREFIX)/bin, man pages, completion and guides under $(PREFIX)/share.
+# It never touches $(VENV): whichever Python runs it (the checkout's venv included),
+# `python -m venv` makes the new one from that Python's base interpreter.
+# EXTRAS=mcp,anthropic installs extras too.
+INSTALL_DIR = $(abspath $(PREFIX))
+INSTALL_VENV = $(INSTALL_DIR)/lib/git-memfs/venv
+COMMANDS = git-memory git-memory-patch git-dream
+SHARED = doc/git-memfs $(foreach c,$(COMMANDS),man/man1/$(c).1 bash-completion/completions/$(c) \
+         zsh/site-functions/_$(c) fish/vendor_completions.d/$(c).fish)
 
 install:
-	$(PYTHON) -m pip install --prefix '$(PREFIX)' .
+	$(PYTHON) -m venv --clear '$(INSTALL_VENV)'
+	'$(INSTALL_VENV)/bin/python' -m pip install --quiet --disable-pip-version-check '.$(if $(EXTRAS),[$(EXTRAS)])'
+	mkdir -p '$(INSTALL_DIR)/bin'
+	for cmd in $(COMMANDS); do ln -sf '$(INSTALL_VENV)/bin/'$$cmd '$(INSTALL_DIR)/bin/'$$cmd; done
+	@# Our man pages, completion and guides, from what pip put in the venv's share/
+	@# (only ours: an extra's dependencies may bring share/ files of their own).
+	for path in $(SHARED); do mkdir -p "$$(dirname '$(INSTALL_DIR)/share/'$$path)"; \
+	    rm -rf '$(INSTALL_DIR)/share/'$$path; cp -R '$(INSTALL_VENV)/share/'$$path '$(INSTALL_DIR)/share/'$$path; done
+	@echo "installed: $(INSTALL_DIR)/bin/git-memory ($$('$(INSTALL_DIR)/bin/git-memory' --version))"
+
+uninstall:
+	for cmd in $(COMMANDS); do rm -f '$(INSTALL_DIR)/bin/'$$cmd; done
+	for path in $(SHARED); do rm -rf '$(INSTALL_DIR)/share/'$$path; done
+	rm -rf '$(INSTALL_DIR)/lib/git-memfs'
 
 clean:
-	rm -rf $(VENV) build dist lib/*.egg-info
+	rm -rf $(VENV) .venv-matrix build dist lib/*.egg-info
 
 # Property-based attacks on the gates: >= 100,000 examples (3 pure properties x 34,000),
 # prints {"examples": N, "escapes": 0, ...}.

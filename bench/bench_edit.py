@@ -38,7 +38,7 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
         sh("git", "commit", "-q", "-a", "-m", f"count to {n + 1}", cwd=repo)
         state["n"] += 1
 
-    def timed(action) -> float:  # noqa: ANN001
+    def timed(action) -> float:
         start = time.perf_counter()
         action(0)
         return (time.perf_counter() - start) * 1000

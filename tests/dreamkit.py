@@ -15,7 +15,7 @@ import pytest
 from conftest import LIB, git, run
 
 sys.path.insert(0, str(LIB))
-from gitmemfs.dream import sandbox  # noqa: E402
+from gitmemfs.dream import sandbox
 
 AGENTS = Path(__file__).resolve().parent / "agents"
 

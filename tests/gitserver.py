@@ -175,13 +175,13 @@ class _Handler(BaseHTTPRequestHandler):
     server_state: GitServer
     protocol_version = "HTTP/1.0"   # one request per connection: simple and enough
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - base signature
+    def log_message(self, format: str, *args: object) -> None:
         pass  # quiet tests
 
-    def do_GET(self) -> None:  # noqa: N802 - http.server naming
+    def do_GET(self) -> None:
         self._serve()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self._serve()
 
     def _serve(self) -> None:
@@ -300,7 +300,7 @@ def server_fixture(tmp_path: Path) -> Iterator[GitServer]:
 def seed(srv: GitServer, workdir: Path, name: str = "memory.git") -> Path:
     """A fresh `git memory init` repo pushed (by path, no HTTP) into the server's
     bare repo `name`; returns the seed work tree."""
-    from conftest import memory  # noqa: PLC0415 - conftest is importable only inside tests
+    from conftest import memory
 
     bare = srv.root / name
     if not bare.exists():

@@ -280,7 +280,7 @@ def test_concurrent_calls_from_threads(tmp_path: Path, monkeypatch: pytest.Monke
                 assert tool.call({"command": "create", "path": path, "file_text": f"{n}-{i}\n"}).startswith("File")
                 tool.call({"command": "str_replace", "path": path, "old_str": f"{n}-{i}", "new_str": f"done {n}"})
                 tool.call({"command": "view", "path": M})
-        except BaseException as exc:  # reported below, with the thread's own error
+        except BaseException as exc:  # noqa: BLE001 - reported below, with the thread's own error
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]

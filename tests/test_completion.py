@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
-import make_completion  # noqa: E402
+import make_completion
 
 
 def test_committed_scripts_match_the_parsers() -> None:

@@ -17,7 +17,7 @@ from dreamkit import alive, assert_cleaned_up, common_dir, dream_json, kept, lan
 
 pytestmark = landlock
 
-SESSION = ROOT / "examples" / "session.jsonl"
+SESSION = ROOT / "lib" / "gitmemfs" / "examples" / "session.jsonl"  # the file, not the checkout's link to it
 FAKE_ID = "20250101000000-deadbeef"
 
 

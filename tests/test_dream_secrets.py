@@ -14,7 +14,7 @@ from conftest import LIB, git
 from dreamkit import agent, dream_json, landlock, log_of
 
 sys.path.insert(0, str(LIB))
-from gitmemfs.dream import pidns  # noqa: E402
+from gitmemfs.dream import pidns
 
 TOKEN = "tok-Withheld-5f3a9c1e77"
 needs_pidns = pytest.mark.skipif(not pidns.available()[0], reason=pidns.available()[1] or "no PID namespace")

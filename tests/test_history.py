@@ -3,6 +3,7 @@ edit commands (and a real dream), every refusal checked to leave the repo as it 
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -52,42 +53,54 @@ def travel_history(repo: Path) -> dict[str, str]:
 
 # -- search ------------------------------------------------------------------------------------
 
-def test_search_literal_smart_case_lines_and_json_shape(mem: Path) -> None:
+def test_search_lines_case_and_json_shape(mem: Path) -> None:
     out = ok("search", "sarah", cwd=mem)
-    assert out.splitlines()[:2] == ["system/contacts.md: People I know",
-                                    "system/contacts.md:4: Sarah: +1-555-0100"], out
-    assert "No memory matches" in ok("search", "SARAH", cwd=mem)  # a capital: case-sensitive
+    assert out.splitlines()[:3] == ["system/contacts.md: People I know",
+                                    "system/contacts.md:4: Sarah: +1-555-0100",
+                                    "system/contacts.md-5- Tom: +1-555-0199"], out  # a line of context
+    assert ok("search", "SARAH", cwd=mem) == out  # words match in any case
     res = js("search", "Sarah", cwd=mem)
-    assert {"ok", "message", "query", "rev", "history", "in", "regex", "mode", "count", "results"} <= set(res)
-    assert res["rev"] == head(mem) and res["count"] == 1 and res["mode"] == "phrase"
+    assert {"ok", "message", "query", "rev", "history", "in", "regex", "mode", "count", "results",
+            "more_lines", "more_files"} <= set(res)
+    assert res["rev"] == head(mem) and res["count"] == 1 and res["mode"] == "ranked"
     (hit_file,) = res["results"]
     assert set(hit_file) == {"path", "description", "pinned", "score", "hits"}
     assert hit_file["pinned"] is True and hit_file["description"] == "People I know"
-    assert hit_file["hits"] == [{"line": 4, "text": "Sarah: +1-555-0100", "in": "body"}]
+    assert hit_file["hits"] == [{"line": 4, "text": "Sarah: +1-555-0100", "in": "body"},
+                                {"line": 5, "text": "Tom: +1-555-0199", "in": "context"}]
 
 
-def test_search_pinned_first_then_bm25_ranking(repo: Path) -> None:
+def test_search_ranks_pinned_files_on_their_merit_or_as_asked(repo: Path) -> None:
     write(repo, "notes/a.md", memfile("Misc", "Kiwi once.\n" + "Filler words here.\n" * 30))
     write(repo, "notes/b.md", memfile("Fruit", "Kiwi kiwi kiwi, I love kiwi.\nKiwi season.\n"))
-    write(repo, "system/z.md", memfile("Pinned", "kiwi\n" + "other text\n" * 40))
+    write(repo, "system/z.md", memfile("Pinned", "kiwi\n" + "other text\n" * 200))  # one in 400 words
     write(repo, "notes/c.md", memfile("Nothing", "no fruit here\n"))
     commit_all(repo, "fruit")
     res = js("search", "kiwi", cwd=repo)
-    assert [r["path"] for r in res["results"]] == ["system/z.md", "notes/b.md", "notes/a.md"]
-    assert res["results"][1]["score"] > res["results"][2]["score"]
-    assert [r["path"] for r in js("search", "kiwi", "--limit", "1", cwd=repo)["results"]] == ["system/z.md"]
+    assert [r["path"] for r in res["results"]] == ["notes/b.md", "notes/a.md", "system/z.md"]
+    assert res["results"][0]["score"] > res["results"][1]["score"] > res["results"][2]["score"]
+    first = js("search", "kiwi", "--pinned", "first", cwd=repo)
+    assert [r["path"] for r in first["results"]] == ["system/z.md", "notes/b.md", "notes/a.md"]
+    omit = js("search", "kiwi", "--pinned", "omit", cwd=repo)
+    assert [r["path"] for r in omit["results"]] == ["notes/b.md", "notes/a.md"]
+    assert [r["path"] for r in js("search", "kiwi", "--limit", "1", cwd=repo)["results"]] == ["notes/b.md"]
     assert js("search", "kiwi", "notes/", cwd=repo)["count"] == 2  # limited to a folder
 
 
-def test_search_words_every_then_any_description_path_and_regex(repo: Path) -> None:
-    write(repo, "notes/lisbon.md", memfile("Portugal trip", "Flight on May 3.\nHotel near the river.\n"))
+def test_search_questions_word_forms_fields_path_and_regex(repo: Path) -> None:
+    write(repo, "notes/lisbon.md", memfile("Portugal trip", "Flight on May 3.\nHotel near the river.\n"
+                                                            "We painted the old boat blue.\n"))
     write(repo, "notes/porto.md", memfile("Other trip", "Train to Porto.\n"))
     commit_all(repo, "trips")
     res = js("search", "flight hotel", cwd=repo)
-    assert res["mode"] == "all" and [r["path"] for r in res["results"]] == ["notes/lisbon.md"]
-    assert {h["line"] for h in res["results"][0]["hits"]} == {4, 5}
-    res = js("search", "hotel porto", cwd=repo)  # no file holds both words
-    assert res["mode"] == "any" and {r["path"] for r in res["results"]} == {"notes/lisbon.md", "notes/porto.md"}
+    assert res["mode"] == "ranked" and [r["path"] for r in res["results"]] == ["notes/lisbon.md"]
+    assert {h["line"] for h in res["results"][0]["hits"] if h["in"] == "body"} == {4, 5}
+    # a question: stop words don't count, and word forms meet (paint / painted)
+    res = js("search", "When did we paint the boat?", cwd=repo)
+    assert [r["path"] for r in res["results"]] == ["notes/lisbon.md"]
+    assert res["results"][0]["hits"][-1] == {"line": 6, "text": "We painted the old boat blue.", "in": "body"}
+    res = js("search", "hotel porto", cwd=repo)  # no file holds both words: both files, ranked
+    assert {r["path"] for r in res["results"]} == {"notes/lisbon.md", "notes/porto.md"}
     res = js("search", "portugal", "--in", "description", cwd=repo)
     assert res["results"][0]["hits"] == [{"line": 2, "text": "Portugal trip", "in": "description"}]
     assert js("search", "portugal", "--in", "body", cwd=repo)["count"] == 0
@@ -95,8 +108,107 @@ def test_search_words_every_then_any_description_path_and_regex(repo: Path) -> N
     assert res["results"][0]["hits"] == [{"line": 0, "text": "notes/lisbon.md", "in": "path"}]
     assert js("search", "description", cwd=repo)["count"] == 0  # frontmatter keys are not content
     res = js("search", "--regex", r"May \d+", cwd=repo)
-    assert res["results"][0]["hits"][0]["text"] == "Flight on May 3."
+    assert res["mode"] == "regex" and res["results"][0]["hits"][0]["text"] == "Flight on May 3."
+    # a PATH may follow the options (the docs' example)
+    res = js("search", r"May \d+", "--regex", "--in", "body", "notes/", cwd=repo)
+    assert [r["path"] for r in res["results"]] == ["notes/lisbon.md"]
+    assert js("search", r"May \d+", "--regex", "system/", cwd=repo)["count"] == 0
     refused(repo, "search", "--regex", "(unclosed", expect="not a valid regular expression", code=2)
+    refused(repo, "search", "x", "--no-such-option", expect="unrecognized arguments", code=2)
+
+
+def test_search_falls_back_to_the_literal_text(repo: Path) -> None:
+    write(repo, "notes/net.md", memfile("Network", "Gateway at 10.0.0.1:8080, token prefix ~~~\n"))
+    commit_all(repo, "net")
+    res = js("search", "~~~", cwd=repo)  # no word at all: matched as text
+    assert res["mode"] == "literal" and res["results"][0]["hits"][0]["line"] == 4
+
+
+def test_search_output_is_bounded_per_file_in_total_and_by_budget(repo: Path) -> None:
+    body = "".join(f"line {i} mentions the harbour\n" if i % 2 else f"filler {i}\n" for i in range(20000))
+    write(repo, "notes/huge.md", memfile("A long log", body + "x" * 50000 + " harbour " + "y" * 50000 + "\n"))
+    for i in range(30):
+        write(repo, f"notes/n{i}.md", memfile(f"Note {i}", "the harbour again\n"))
+    commit_all(repo, "big")
+    proc = memory("search", "harbour", cwd=repo)
+    assert proc.returncode == 0 and len(proc.stdout) < 20000, len(proc.stdout)
+    res = js("search", "harbour", cwd=repo)
+    huge = next(r for r in res["results"] if r["path"] == "notes/huge.md")
+    assert len([h for h in huge["hits"] if h["in"] == "body"]) == 3
+    assert huge["more_lines"] > 9000 and res["more_lines"] >= huge["more_lines"]
+    assert res["more_files"] == 31 - len(res["results"]) and res["count"] == 31
+    assert "more matching lines in" in res["message"]
+    one = js("search", "harbour", "--lines", "1", "--budget", "60", cwd=repo)
+    assert len(one["results"]) >= 1 and len(json.dumps(one["results"])) < 2000
+    assert one["more_files"] == 31 - len(one["results"])
+    # a very long line is cut around its match
+    long_line = js("search", "harbour", "notes/huge.md", "--lines", "20000", "--budget", "1000000", cwd=repo)
+    texts = [h["text"] for h in long_line["results"][0]["hits"]]
+    assert max(len(t) for t in texts) <= 302 and any("harbour" in t and t.startswith("…") for t in texts)
+
+
+def test_a_regex_that_backtracks_without_end_is_stopped_and_named(repo: Path) -> None:
+    """Issue 24 item 4: `(a+)+$` over a line of 40 a's never ended in --history."""
+    write(repo, "notes/a.md", memfile("As", "a" * 40 + "b\n"))
+    write(repo, "notes/" + "a" * 40 + "b.md", memfile("A path of a's", "x\n"))
+    commit_all(repo, "as")
+    git("config", "memory.regexTimeout", "1", cwd=repo)
+    for args in (["--history"], ["--in", "path"], []):
+        proc = memory("search", "--regex", "(a+)+$", *args, cwd=repo, timeout=60)
+        assert proc.returncode == 1, (args, proc.stdout, proc.stderr)
+        assert proc.stderr.startswith("error: search: the regular expression") and "limit" in proc.stderr
+        assert proc.stderr.count("\n") == 1
+
+
+def test_the_index_follows_commits_survives_damage_and_read_only_git_dirs(repo: Path) -> None:
+    write(repo, "notes/a.md", memfile("A", "the albatross\n"))
+    commit_all(repo, "a")
+    assert js("search", "albatross", cwd=repo)["count"] == 1
+    index = repo / ".git/memory-search/index.sqlite3"
+    assert index.exists()
+    write(repo, "notes/b.md", memfile("B", "another albatross\n"))
+    write(repo, "notes/a.md", memfile("A", "the pelican\n"))
+    commit_all(repo, "b")
+    assert [r["path"] for r in js("search", "albatross", cwd=repo)["results"]] == ["notes/b.md"]
+    assert js("search", "albatross", "--rev", "HEAD~1", cwd=repo)["results"][0]["path"] == "notes/a.md"
+    assert js("search", "pelican", cwd=repo)["count"] == 1
+    index.write_bytes(b"this is not a database" * 100)  # damaged: rebuilt
+    assert js("search", "pelican", cwd=repo)["count"] == 1
+    assert git("status", "--porcelain", cwd=repo).stdout == ""  # never in the work tree
+    # a git dir where the index can't be kept (here: its folder's name taken by a file, as a
+    # read-only mount would refuse it): the index is built in memory for the one search
+    shutil.rmtree(repo / ".git/memory-search")
+    (repo / ".git/memory-search").write_text("not a folder\n")
+    assert js("search", "albatross", cwd=repo)["count"] == 1
+    assert (repo / ".git/memory-search").read_text() == "not a folder\n"
+
+
+def test_concurrent_searches_and_commits_all_answer(repo: Path) -> None:
+    """Readers and writers of the index at once: every search answers, none sees a mix."""
+    import concurrent.futures
+
+    for i in range(20):
+        write(repo, f"notes/n{i}.md", memfile(f"Note {i}", f"walrus number {i}\n"))
+    commit_all(repo, "walruses")
+
+    def searcher(k: int) -> list[int]:
+        counts = []
+        for _ in range(4):
+            res = js("search", "walrus", "--limit", "100", cwd=repo)
+            counts.append(res["count"])
+        return counts
+
+    def writer() -> None:
+        for i in range(20, 26):
+            ok("create", f"notes/n{i}.md", f"walrus number {i}\n", "-d", f"Note {i}", "-m", f"walrus {i}",
+               cwd=repo)
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        futures = [pool.submit(searcher, k) for k in range(5)] + [pool.submit(writer)]
+        results = [f.result() for f in futures]
+    for counts in results[:5]:
+        assert all(20 <= c <= 26 for c in counts), counts
+    assert js("search", "walrus", "--limit", "100", cwd=repo)["count"] == 26
 
 
 def test_search_reads_commits_never_the_work_tree_and_rev(mem: Path) -> None:
@@ -320,15 +432,13 @@ def test_log_dreams_and_undo_a_dream_merge_as_one_unit(mem: Path) -> None:
     assert git("diff", "--stat", before, "HEAD", "--", "system/", cwd=mem).stdout == ""
 
 
-def test_exact_text_first_then_words(repo: Path) -> None:
+def test_every_word_on_one_line_ranks_first(repo: Path) -> None:
     write(repo, "notes/exact.md", memfile("Exact", "The blue door key is under the mat.\n"))
     write(repo, "notes/words.md", memfile("Words", "A key.\nThe door is blue.\n"))
     commit_all(repo, "keys")
-    res = js("search", "blue door key", cwd=repo)
-    assert res["mode"] == "phrase" and [r["path"] for r in res["results"]] == ["notes/exact.md"]
-    res = js("search", "key blue door", cwd=repo)  # no file holds this exact text
-    assert res["mode"] == "all" and {r["path"] for r in res["results"]} == {"notes/exact.md", "notes/words.md"}
-    assert res["results"][0]["path"] == "notes/exact.md"  # every word on one line ranks first
+    for query in ("blue door key", "key blue door"):
+        res = js("search", query, cwd=repo)
+        assert [r["path"] for r in res["results"]] == ["notes/exact.md", "notes/words.md"], query
 
 
 def test_python_api_for_in_process_callers(mem: Path) -> None:

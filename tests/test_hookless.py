@@ -127,7 +127,7 @@ def test_head_is_read_from_the_ref_files(mem: Path) -> None:
     assert hookless.head_sha(repo) is None  # detached: ask git
 
 
-def hookless_repo(path: Path):  # noqa: ANN201
+def hookless_repo(path: Path):
     from gitmemfs.core.repo import open_repo
     return open_repo(str(path))
 

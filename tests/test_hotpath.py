@@ -67,7 +67,7 @@ def test_pre_commit_path_imports_no_heavy_module() -> None:
 
 # -- the hook reads loose objects itself; everything else still goes through cat-file -----------
 
-def _refused(repo, *problems: str) -> None:  # noqa: ANN001
+def _refused(repo, *problems: str) -> None:
     before = snapshot(repo)
     proc = git("commit", "-q", "-m", "bad", cwd=repo, check=False)
     assert proc.returncode == 1, proc.stderr
@@ -75,7 +75,7 @@ def _refused(repo, *problems: str) -> None:  # noqa: ANN001
     assert snapshot(repo) == before
 
 
-def test_read_only_still_holds_when_the_old_blob_is_packed(mem) -> None:  # noqa: ANN001
+def test_read_only_still_holds_when_the_old_blob_is_packed(mem) -> None:
     git("gc", "-q", "--prune=now", cwd=mem)  # every object packed: the hook must ask cat-file
     assert not list((mem / ".git" / "objects").glob("??/*"))
     write(mem, "system/rules.md", memfile("Ground rules", "Share secrets freely.\n", "read_only: true"))
@@ -83,7 +83,7 @@ def test_read_only_still_holds_when_the_old_blob_is_packed(mem) -> None:  # noqa
     _refused(mem, "system/rules.md: file is read_only and cannot be modified")
 
 
-def test_read_only_still_holds_in_a_linked_worktree(mem, tmp_path) -> None:  # noqa: ANN001
+def test_read_only_still_holds_in_a_linked_worktree(mem, tmp_path) -> None:
     other = tmp_path / "linked"
     git("worktree", "add", "-q", str(other), cwd=mem)  # .git is a file there: cat-file path
     write(other, "system/rules.md", memfile("Ground rules", "Changed.\n", "read_only: true"))
@@ -91,7 +91,7 @@ def test_read_only_still_holds_in_a_linked_worktree(mem, tmp_path) -> None:  # n
     _refused(other, "system/rules.md: file is read_only and cannot be modified")
 
 
-def test_loose_reader_returns_only_objects_that_hash_to_their_name(mem) -> None:  # noqa: ANN001
+def test_loose_reader_returns_only_objects_that_hash_to_their_name(mem) -> None:
     blob = git("rev-parse", "HEAD:system/rules.md", cwd=mem).stdout.strip()
     objects = loose.objects_dir(str(mem))
     assert objects is not None
@@ -107,14 +107,14 @@ def test_loose_reader_returns_only_objects_that_hash_to_their_name(mem) -> None:
     assert loose.read_loose(objects, "0" * 40) is None
 
 
-def test_loose_reader_steps_aside_when_git_dir_is_set(mem, monkeypatch) -> None:  # noqa: ANN001
+def test_loose_reader_steps_aside_when_git_dir_is_set(mem, monkeypatch) -> None:
     monkeypatch.setenv("GIT_DIR", str(mem / ".git"))
     assert loose.objects_dir(str(mem)) is None
     monkeypatch.delenv("GIT_DIR")
     assert loose.objects_dir(str(mem), {"GIT_OBJECT_DIRECTORY": "/elsewhere"}) is None
 
 
-def test_checkout_launcher_runs_without_site_and_ignores_the_current_folder(mem, monkeypatch) -> None:  # noqa: ANN001
+def test_checkout_launcher_runs_without_site_and_ignores_the_current_folder(mem, monkeypatch) -> None:
     """bin/git-memory with the checkout's venv: -S with its site-packages named (yaml
     still found), and a module in the current folder cannot shadow ours."""
     monkeypatch.delenv("GIT_MEMFS_PYTHON")
@@ -150,7 +150,7 @@ def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
     assert command_word(argv) is None
 
 
-def test_run_light_many_runs_each_command_and_keeps_their_order(mem) -> None:  # noqa: ANN001
+def test_run_light_many_runs_each_command_and_keeps_their_order(mem) -> None:
     from gitmemfs.core import git as gitrun
     top, bad, cfg = gitrun.run_light_many([["rev-parse", "--show-toplevel"], ["rev-parse", "--verify", "nope"],
                                            ["config", "-z", "--list"]], cwd=str(mem / "system"))

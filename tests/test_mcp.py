@@ -20,8 +20,8 @@ from conftest import LIB, commit_all, git, head, memfile, memory, snapshot, writ
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
-import anyio  # noqa: E402
-from mcp import Client, StdioServerParameters  # noqa: E402
+import anyio
+from mcp import Client, StdioServerParameters
 
 LIMIT = 60  # seconds for any one exchange: a hang fails with a message, not a stall
 

@@ -87,7 +87,7 @@ class Silent:
         while not self._stop:
             try:
                 data = conn.recv(65536)
-            except socket.timeout:
+            except TimeoutError:
                 continue
             except OSError:
                 break

@@ -15,7 +15,7 @@ from gitserver import GitServer
 from conftest import LIB, git, head, memory
 
 sys.path.insert(0, str(LIB))
-from gitmemfs.remote import mirror  # noqa: E402
+from gitmemfs.remote import mirror
 
 
 @pytest.fixture

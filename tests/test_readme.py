@@ -1,14 +1,17 @@
-"""The README's examples are transcripts, and they run: every ```console block is
-taken from README.md, its `$ ` commands run in order in one temporary memory
-repository (at the README's /home/me/agent-memory, mapped to a temp folder), and
-each command's output must match what the README shows.
+"""The docs' examples are transcripts, and they run: every ```console block of
+README.md and of each page under docs/ is one step of that page's transcript. A
+page's `$ ` commands run in order in one temporary memory repository of its own (at
+the docs' /home/me/agent-memory, mapped to a temp folder), and each command's output
+must match what the page shows.
 
 Matching: commit ids (7-64 hex digits) match any id; `…` matches any text (the
-README elides with it); the README's home and repository paths stand for the temp
-ones. A block that needs what a test machine lacks (a real hosted server, a
-specific terminal) is preceded in the README by
-`<!-- transcript: skip: REASON -->`; a block can run setup first with
-`<!-- transcript: setup: SHELL COMMANDS -->` (hidden when rendered).
+docs elide with it); the docs' home and repository paths stand for the temp ones.
+A block that needs what a test machine lacks (a real hosted server, a specific
+terminal) is preceded by `<!-- transcript: skip: REASON -->`; a block can run setup
+first with `<!-- transcript: setup: SHELL COMMANDS -->`, or start from a new
+repository with `<!-- transcript: fresh -->` (both hidden when rendered). A command
+may open a here-document (`cat > ../x <<'EOF'`): its lines, through the closing word,
+belong to the command.
 """
 from __future__ import annotations
 
@@ -32,9 +35,16 @@ class Block:
         self.setup = setup
         self.fresh = fresh
         self.steps: list[tuple[str, list[str]]] = []  # (command, expected output lines)
+        heredoc = None  # the word that ends a here-document the last command opened
         for raw in text.split("\n"):
-            if raw.startswith("$ "):
+            if heredoc is not None:  # the here-document is part of the command
+                command, output = self.steps[-1]
+                self.steps[-1] = (command + "\n" + raw, output)
+                heredoc = None if raw == heredoc else heredoc
+            elif raw.startswith("$ "):
                 self.steps.append((raw[2:], []))
+                opened = re.search(r"<<-?\s*(['\"]?)(\w+)\1", raw)
+                heredoc = opened.group(2) if opened else None
             elif self.steps:
                 self.steps[-1][1].append(raw)
 
@@ -85,19 +95,49 @@ def masked(output: str, home: Path) -> str:
     return "\n".join(line.rstrip() for line in text.rstrip().split("\n"))
 
 
-@pytest.fixture(scope="module")
-def readme_blocks() -> list[Block]:
-    return blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-def test_every_console_block_runs_or_says_why_not(readme_blocks: list[Block]) -> None:
-    assert len(readme_blocks) >= 10
-    for block in readme_blocks:
-        assert block.steps, f"README line {block.line}: a console block without a `$ ` command"
-        assert block.skip is None or len(block.skip) > 10, f"README line {block.line}: give the reason"
+def page_blocks(page: Path) -> list[Block]:
+    return blocks(page.read_text(encoding="utf-8"))
 
 
-def test_readme_transcripts(readme_blocks: list[Block], tmp_path: Path) -> None:
+def page_name(page: Path) -> str:
+    return page.relative_to(ROOT).as_posix()
+
+
+def test_the_pages_hold_the_examples() -> None:
+    assert len(DOCS) >= 15, "README.md and the docs/ tree"
+    assert page_blocks(ROOT / "README.md"), "the README shows a first edit"
+    assert sum(len(page_blocks(page)) for page in DOCS) >= 10
+
+
+def test_the_docs_index_links_every_page() -> None:
+    index = (ROOT / "docs" / "README.md").read_text(encoding="utf-8")
+    for page in DOCS[1:]:
+        relative = page.relative_to(ROOT / "docs").as_posix()
+        if page.name != "README.md" and not relative.startswith("results/"):
+            assert f"]({relative})" in index, f"docs/README.md does not link {relative}"
+
+
+@pytest.mark.parametrize("page", DOCS, ids=page_name)
+def test_relative_links_lead_to_files(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if not re.match(r"[a-z]+:", target):
+            assert (page.parent / target).exists(), f"{page_name(page)} links {target}, which is not there"
+
+
+@pytest.mark.parametrize("page", DOCS, ids=page_name)
+def test_every_console_block_runs_or_says_why_not(page: Path) -> None:
+    for block in page_blocks(page):
+        assert block.steps, f"{page_name(page)} line {block.line}: a console block without a `$ ` command"
+        assert block.skip is None or len(block.skip) > 10, f"{page_name(page)} line {block.line}: give the reason"
+
+
+@pytest.mark.parametrize("page", [page for page in DOCS if page_blocks(page)], ids=page_name)
+def test_transcripts(page: Path, tmp_path: Path) -> None:
+    where = page_name(page)
     home = tmp_path / "home" / "me"
     home.mkdir(parents=True)
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "COLUMNS": "80",
@@ -119,7 +159,7 @@ def test_readme_transcripts(readme_blocks: list[Block], tmp_path: Path) -> None:
     code, out = sh(init)
     assert code == 0, out
     failures = []
-    for block in readme_blocks:
+    for block in page_blocks(page):
         if block.skip:
             continue
         if block.fresh:  # the section starts from a new repository
@@ -127,11 +167,11 @@ def test_readme_transcripts(readme_blocks: list[Block], tmp_path: Path) -> None:
             assert code == 0, out
         for command in block.setup:
             code, out = sh(command)
-            assert code == 0, f"README line {block.line}: setup {command!r} failed:\n{out}"
+            assert code == 0, f"{where} line {block.line}: setup {command!r} failed:\n{out}"
         for command, expected in block.steps:
             _, out = sh(command)
             got = masked(out, home)
             if not pattern(expected).fullmatch(got):
-                failures.append(f"README line {block.line}: $ {command}\n--- README\n" + "\n".join(expected)
+                failures.append(f"{where} line {block.line}: $ {command}\n--- {where}\n" + "\n".join(expected)
                                 + f"\n--- actual\n{got}\n")
     assert not failures, "\n".join(failures)

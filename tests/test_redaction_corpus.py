@@ -14,8 +14,8 @@ import pytest
 from conftest import LIB, git, memory
 
 sys.path.insert(0, str(LIB))
-from gitmemfs.core.redact import redact, url_has_password  # noqa: E402
-from gitmemfs.remote.auth import has_password  # noqa: E402
+from gitmemfs.core.redact import redact, url_has_password
+from gitmemfs.remote.auth import has_password
 
 SECRET = "Zq7SECRETx"
 # Every printable ASCII character but the space, raw; the space percent-encoded (a raw

@@ -238,7 +238,7 @@ def test_on_a_terminal_the_wait_is_a_live_line() -> None:
             return True
 
     stream = Tty()
-    notify = lambda message: None  # noqa: E731
+    notify = lambda message: None
     notify.live = True  # type: ignore[attr-defined]
     waiting = Waiting("clone", notify, every=0.05, stream=stream)
     with waiting:

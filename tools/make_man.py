@@ -1,8 +1,11 @@
 """Generate the man pages in man/ from the real argparse parsers.
 
 The pages to build are listed in pyproject.toml's [tool.build_manpages] (the
-argparse-manpage spec format). Output is reproducible: fixed width, and the date
-of the release in gitmemfs.__date__. `--check` exits 1 when a committed page is stale.
+argparse-manpage spec format). What the parsers do not say (EXAMPLES, ENVIRONMENT,
+FILES, EXIT STATUS, SEE ALSO) comes from man/<page>.include, argparse-manpage's
+include format (`[SECTION]` then roff), added for every page that has one. Output is
+reproducible: fixed width, and the date of the release in gitmemfs.__date__.
+`--check` exits 1 when a committed page is stale.
 """
 from __future__ import annotations
 
@@ -51,6 +54,9 @@ def _render() -> dict[str, str]:
     for path, data in parse_manpages_spec(_spec()).items():
         parser = get_parser(data.pop("import_type"), data.pop("import_from"), data.pop("objname"),
                             data.pop("objtype"), data.get("prog"))
+        include = os.path.join(ROOT, os.path.splitext(path)[0] + ".include")
+        if os.path.exists(include):
+            data.setdefault("include", include)
         data.setdefault("project_name", "git-memfs")
         data.setdefault("version", gitmemfs.__version__)
         page = str(Manpage(parser, _data=data, format=data.get("format", "pretty")))

@@ -24,14 +24,14 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect file
 complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
-complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
-complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: matching lines, ranked'
+complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: the best lines, ranked'
 complete -c git-memory -f -n '__fish_use_subcommand' -a log -d 'the memory\'s commits: when, who, what and why'
 complete -c git-memory -f -n '__fish_use_subcommand' -a show -d 'a memory file as it was at a revision'
 complete -c git-memory -f -n '__fish_use_subcommand' -a diff -d 'what changed, frontmatter and body apart'
 complete -c git-memory -f -n '__fish_use_subcommand' -a undo -d 'take back one commit or a whole dream, as a new commit'
 complete -c git-memory -f -n '__fish_use_subcommand' -a restore -d 'bring back one file as it was at a revision'
+complete -c git-memory -f -n '__fish_use_subcommand' -a help -d 'show help for git memory or one of its commands'
 complete -c git-memory -n '__fish_use_subcommand' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_use_subcommand' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_use_subcommand' -l json -d 'print one JSON object on stdout, errors included'
@@ -175,10 +175,6 @@ complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
-complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
-complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
-complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
-complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
@@ -191,11 +187,14 @@ complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d '
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -s q -l quiet -d 'print nothing on success'
-complete -c git-memory -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression'
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression (time-bounded: memory.regexTimeout)'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l in -d 'where to look (default: all)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l rev -d 'search the memory as it was at REV' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l history -d 'search every past version too: finds deleted and overwritten facts'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l limit -d 'files shown (default 20)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l lines -d 'matching lines shown per file, best first, each with a line of context (default 3)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l budget -d 'the best passages that fit in about this many tokens (default: 4000)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from search' -l pinned -d 'pinned files (system/, already in the prompt): ranked on merit (default), listed first, or left out' -r
 complete -c git-memory -n '__fish_seen_subcommand_from log' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from log' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from log' -l json -d 'print one JSON object on stdout, errors included'
@@ -228,6 +227,11 @@ complete -c git-memory -n '__fish_seen_subcommand_from restore' -s q -l quiet -d
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -l rev -r
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a create -d 'create a memory file (fails if it exists)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str_replace -d 'replace text in a file\'s body (must match once unless --all)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a str-replace -d ''
@@ -253,14 +257,14 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protec
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: matching lines, ranked'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: the best lines, ranked'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a log -d 'the memory\'s commits: when, who, what and why'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a show -d 'a memory file as it was at a revision'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a diff -d 'what changed, frontmatter and body apart'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a undo -d 'take back one commit or a whole dream, as a new commit'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a restore -d 'bring back one file as it was at a revision'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a help -d 'show help for git memory or one of its commands'
 complete -c git -n '__fish_seen_subcommand_from memory' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from memory' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from memory' -l json -d 'print one JSON object on stdout, errors included'
@@ -404,10 +408,6 @@ complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory
 complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
-complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
-complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
-complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
-complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
@@ -420,11 +420,14 @@ complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show th
 complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from search' -s q -l quiet -d 'print nothing on success'
-complete -c git -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression'
+complete -c git -n '__fish_seen_subcommand_from search' -l regex -d 'QUERY is a Perl-style regular expression (time-bounded: memory.regexTimeout)'
 complete -c git -n '__fish_seen_subcommand_from search' -l in -d 'where to look (default: all)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l rev -d 'search the memory as it was at REV' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l history -d 'search every past version too: finds deleted and overwritten facts'
 complete -c git -n '__fish_seen_subcommand_from search' -l limit -d 'files shown (default 20)' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l lines -d 'matching lines shown per file, best first, each with a line of context (default 3)' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l budget -d 'the best passages that fit in about this many tokens (default: 4000)' -r
+complete -c git -n '__fish_seen_subcommand_from search' -l pinned -d 'pinned files (system/, already in the prompt): ranked on merit (default), listed first, or left out' -r
 complete -c git -n '__fish_seen_subcommand_from log' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from log' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from log' -l json -d 'print one JSON object on stdout, errors included'
@@ -457,3 +460,8 @@ complete -c git -n '__fish_seen_subcommand_from restore' -s q -l quiet -d 'print
 complete -c git -n '__fish_seen_subcommand_from restore' -l rev -r
 complete -c git -n '__fish_seen_subcommand_from restore' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from restore' -l dry-run -d 'show the diff it would commit; change nothing'
+complete -c git -n '__fish_seen_subcommand_from help' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from help' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from help' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from help' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from help' -l example -d 'print the path of an example file shipped with git-memfs (the docs\' session.jsonl, the dream agent recipes); without NAME, list them' -r

@@ -13,22 +13,33 @@ REASON_HELP = "why this change is made; becomes the commit subject (required)"
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser(
-        "search", parents=[common], help="find what the memory knows: matching lines, ranked",
-        description="Search committed memory (never the work tree). Literal by default and "
-                    "case-insensitive unless QUERY has a capital; several words find files holding "
-                    "every word (or, when none does, any of them). Hits are printed as "
-                    "PATH:LINE: TEXT under the file's description, pinned files (system/) first, then "
-                    "by BM25 relevance. --history searches every past version and prints "
-                    "COMMIT:PATH:LINE: TEXT with the newest commit where the line still lived.")
+        "search", parents=[common], help="find what the memory knows: the best lines, ranked",
+        description="Search committed memory (never the work tree). QUERY is words or a question in "
+                    "any form (\"when did we move the backup?\"): word forms meet (moved, moving), stop "
+                    "words are ignored, and files are ranked by BM25 over description, path and body, "
+                    "with a boost where one line holds the query or its exact words. Each file shows "
+                    "its best lines as PATH:LINE: TEXT (context as PATH-LINE- TEXT) under its "
+                    "description; output is bounded (--lines, --budget) and what is left out is "
+                    "counted. --history searches every past version and prints COMMIT:PATH:LINE: TEXT "
+                    "with the newest commit where the line still lived. PATHs may come anywhere on "
+                    "the line.")
     p.add_argument("query", metavar="QUERY")
     p.add_argument("paths", metavar="PATH", nargs="*", help="only under these files or folders")
-    p.add_argument("--regex", action="store_true", help="QUERY is a Perl-style regular expression")
+    p.add_argument("--regex", action="store_true",
+                   help="QUERY is a Perl-style regular expression (time-bounded: memory.regexTimeout)")
     p.add_argument("--in", dest="where", choices=("all", "body", "description", "path"), default="all",
                    help="where to look (default: all)")
     p.add_argument("--rev", metavar="REV", help="search the memory as it was at REV")
     p.add_argument("--history", action="store_true",
                    help="search every past version too: finds deleted and overwritten facts")
     p.add_argument("--limit", metavar="N", type=_positive, default=20, help="files shown (default 20)")
+    p.add_argument("--lines", metavar="N", type=_positive, default=3,
+                   help="matching lines shown per file, best first, each with a line of context (default 3)")
+    p.add_argument("--budget", metavar="TOKENS", type=_positive,
+                   help="the best passages that fit in about this many tokens (default: 4000)")
+    p.add_argument("--pinned", choices=("rank", "first", "omit"), default="rank",
+                   help="pinned files (system/, already in the prompt): ranked on merit (default), "
+                        "listed first, or left out")
     p.set_defaults(func=do_search)
 
     p = sub.add_parser(
@@ -102,7 +113,8 @@ def do_search(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.view.search import search
 
     return search(ctx.repo(), args.query, args.paths, regex=args.regex, where=args.where, rev=args.rev,
-                  history=args.history, limit=args.limit)
+                  history=args.history, limit=args.limit, lines=args.lines, budget=args.budget,
+                  pinned=args.pinned)
 
 
 def do_log(args: argparse.Namespace, ctx: Any) -> Any:

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from gitmemfs.cli.common import Report
@@ -42,9 +41,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _require_sdk() -> None:
-    if sys.version_info < (3, 10):
-        raise EnvironmentProblem(f"mcp: the MCP server needs Python 3.10 or newer (this is "
-                                 f"{sys.version_info[0]}.{sys.version_info[1]})")
     try:
         import mcp.server.mcpserver  # noqa: F401
     except ImportError:

@@ -30,7 +30,8 @@ agents: --agent, else $GIT_DREAM_AGENT, else git config dream.agent (the variabl
 beats the config, as $GIT_EDITOR beats core.editor). The command runs
 as /bin/sh -c CMD in the worktree with MEMORY_DIR, DREAM_ID, DREAM_PROMPT_FILE,
 DREAM_BASE, AGENT_ID and AGENT_NAME set and the prompt on stdin. builtin:tidy and
-builtin:notes are offline agents. See examples/ for Claude Code, Codex, Letta and llm.
+builtin:notes are offline agents. Recipes for Claude Code, Codex, Letta and llm:
+git memory help --example lists them (agents/*.sh) and prints their paths.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.project (the project --from auto reads; default: the current directory),

@@ -31,12 +31,13 @@ if TYPE_CHECKING:
 
 # Each module adds its subcommands; order is the order of `git memory -h`. They are
 # imported as the parser is built, so an edit loads cmd_edit alone (the others pull in
-# `typing`, `re` and friends: ~15 ms of every edit otherwise).
+# `typing`, `re` and friends: ~15 ms of every edit otherwise). cmd_help comes last:
+# `help` is built up to its own module, and must know every command before it.
 MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_compile", "cmd_config",
-           "cmd_admin", "cmd_help", "cmd_mcp", "cmd_history")
+           "cmd_admin", "cmd_mcp", "cmd_history", "cmd_help")
 
 
-def module(name: str):  # noqa: ANN201 (a cmd_* module)
+def module(name: str):
     return __import__(f"gitmemfs.cli.{name}", fromlist=["register"])
 
 DESCRIPTION = """\
@@ -181,7 +182,11 @@ def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Parser]:
     if command is not None and not any(command in a.choices for a in parser._actions
                                        if isinstance(a, argparse._SubParsersAction)):
         parser = build_parser()  # unknown: suggestions need every command
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command == "search" and not any(e.startswith("-") for e in extra):
+        args.paths += extra  # `search QUERY --regex notes/`: a PATH after the options
+    elif extra:
+        parser.parse_args(argv)  # argparse's own error for what it did not know
     if not args.command:
         raise UsageError("a command is required, e.g. git memory view system/persona.md",
                          details={"usage": parser.format_usage().strip()})

@@ -42,7 +42,7 @@ format:
   An added file without frontmatter gets "description: Memory block <path>".
 
 exit status: 0 done, 1 refused or failed, 2 usage, 3 busy (retry), 4 environment.
-See man git-memory-patch, or the README."""
+See man git-memory-patch."""
 
 
 def build_parser() -> Parser:

@@ -609,7 +609,7 @@ def _sh():  # type: ignore[no-untyped-def]
     if _SH is None:
         import logging
 
-        import sh  # noqa: PLC0415 - deliberately lazy, see module docstring
+        import sh
 
         log = logging.getLogger("sh")
         log.setLevel(logging.CRITICAL + 1)
@@ -717,7 +717,7 @@ class BlobReader:
             try:
                 self._in.write(payload)
                 self._in.flush()
-            except BaseException as exc:  # surfaced below
+            except BaseException as exc:  # noqa: BLE001 - surfaced below
                 error.append(exc)
 
         writer = None

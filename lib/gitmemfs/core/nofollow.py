@@ -93,7 +93,7 @@ def _chmod_folder(parent_fd: int, name: str, mode: int) -> None:
         os.close(fd)
 
 
-class folder_of:  # noqa: N801 (used like a function: `with folder_of(root, target) as (fd, name)`)
+class folder_of:
     """The open folder holding `target`, and `target`'s name in it (a class, not
     contextlib: that import costs every edit ~2 ms)."""
 

@@ -145,7 +145,7 @@ def build(folder: str | None = None) -> list[str]:
                 return spec
             run = spec.loader.exec_module
 
-            def exec_module(module: object, run=run, fullname=fullname) -> None:  # noqa: ANN001
+            def exec_module(module: object, run=run, fullname=fullname) -> None:
                 run(module)
                 finished.append(fullname)
 

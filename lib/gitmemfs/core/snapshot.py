@@ -66,7 +66,7 @@ class PendingRead:
         def work() -> None:
             try:
                 self._blobs = snapshot.read(entries)
-            except BaseException as exc:  # re-raised by result()
+            except BaseException as exc:  # noqa: BLE001 - re-raised by result()
                 self._error = exc
 
         self._thread = threading.Thread(target=work, daemon=True)

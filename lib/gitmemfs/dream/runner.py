@@ -242,7 +242,7 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
     out_r, out_w = os.pipe()
     started = time.monotonic()
     result = AgentRun()
-    import subprocess  # noqa: PLC0415 - only the dream pass needs it
+    import subprocess
 
     become_subreaper()
     try:
@@ -370,7 +370,7 @@ def become_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes  # noqa: PLC0415
+        import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0

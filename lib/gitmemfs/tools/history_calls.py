@@ -57,7 +57,9 @@ def call(command: str, args: dict[str, Any], open_repo: Callable[[], Repo]) -> A
             raise MemfsError("memory search: 'query' must be a non-empty string")
         return search(open_repo(), query, _paths(args), regex=bool(args.get("regex")),
                       where=_opt_str(args, "in") or "all", rev=_opt_str(args, "rev"),
-                      history=bool(args.get("history")), limit=_int(args, "limit", 20) or 20)
+                      history=bool(args.get("history")), limit=_int(args, "limit", 20) or 20,
+                      lines=_int(args, "lines", 3) or 3, budget=_int(args, "budget", None),
+                      pinned=_opt_str(args, "pinned") or "rank")
     if command == "log":
         from gitmemfs.view.history import log
 

@@ -1,49 +1,73 @@
 """`git memory search`: what do I know about X, now or at any time in the past.
 
-Reads committed trees only, never the work tree:
-- at a revision (HEAD by default): one `git grep` over the commit's tree (threaded,
-  reads blobs straight from the object store), one `ls-tree` for path matches and
-  blob ids, one `cat-file --batch` for the files that matched (descriptions, ranking);
-- with `history`: one `git log --raw` lists every version each path ever had, one
-  `cat-file --batch` reads each distinct blob once, and the match runs here. Each
-  hit reports the newest commit in which that line still lived, so deleted and
-  overwritten facts are found too.
+Reads committed trees only, never the work tree.
 
-Matching: literal by default, case-insensitive unless the query has a capital
-(smart case, as ripgrep and vim do). Several words: files holding every word (on
-any line); when no file has them all, files holding any of them. `regex`: one
-Perl-compatible pattern (git grep -P), read by Python's `re` in history mode.
+Ranked (the default): the query is read as words, in any form a person asks it ("When
+did Mel paint the sunrise?"). Stop words are dropped from it, every other word is looked
+up with its stem in the search index (view/searchindex.py: SQLite FTS5, porter stemming),
+and files are ranked by FTS5's BM25 over three fields, the description weighing most,
+then the path, then the body. The best candidates are re-ranked by proximity (the share
+of the query one line of the file holds) and the exact phrase. Pinned files (`system/`)
+compete on their merit unless `pinned` says first or omit. When no word of the query is
+in the index (a number fragment, a symbol), the query is matched literally by `git grep`.
 
-Ranking: pinned files (`system/`) first, then BM25 (k1 1.2, b 0.75) over the
-words of each matched file, with the description counted twice and a bonus for
-the exact phrase and for a path match. A small scorer of our own: the candidates
-are already in memory after the grep, the formula is ten lines, and a library
-(rank-bm25 pulls numpy: ~100 ms of import) would cost more than the whole search
-of a typical memory.
+Each file shows its best lines (`lines`, default 3) with a line of context, long lines
+cut around the match; the total is bounded (`budget` tokens, or the default cap) and
+what is left out is counted: "N more lines in M files".
+
+`regex`: one Perl-compatible pattern, by `git grep -P` at a revision (its PCRE match limit
+bounds it); in past versions and over paths by Python's `re` in a child process with a
+deadline (view/regexbound.py). `history`: every version each path ever had, the newest
+commit in which each matching line still lived, ranked by the same index built in memory
+over the versions that matched.
 """
 from __future__ import annotations
 
 import math
 import re
-from typing import Any, Iterable, Sequence
+import sqlite3
+from typing import Any, Callable, Iterable, Sequence
 
-from gitmemfs.core import git
-from gitmemfs.core.errors import UsageError
+from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.revision import resolve
 from gitmemfs.core.snapshot import is_hidden, parse_batch, parse_ls_tree
+from gitmemfs.view import regexbound, searchindex
+from gitmemfs.view.tokens import estimate
 
 WHERE = ("all", "body", "description", "path")
+PINNED_CHOICES = ("rank", "first", "omit")
 DEFAULT_LIMIT = 20
-MAX_RANKED = 2000  # files read and ranked in full; beyond this, a rough pre-rank picks them
+DEFAULT_LINES = 3
+DEFAULT_BUDGET = 4000  # tokens of output when no budget is given: about 16 KB
+MAX_LINE = 300  # characters of one line shown; a longer line is cut around its match
 PINNED = "system/"
-K1, B = 1.2, 0.75
+# Field weights for FTS5's bm25(): the description is what the file is about, the
+# path names it, the body is the long tail.
+W_PATH, W_DESCRIPTION, W_BODY = 2.0, 4.0, 1.0
+K1, B = 1.2, 0.75  # BM25's usual saturation and length normalisation
+PROXIMITY, PHRASE = 0.5, 1.3  # re-ranking boosts: one line holding the query; its exact words
+RERANK = 50  # candidates re-ranked by proximity and phrase
+SMALL = 2000  # up to this many files, every match is scored by BM25F
+POOL = 300  # beyond it, the best by FTS5's bm25() are
+WEIGHT = {"words": W_PATH, "description": W_DESCRIPTION, "body": W_BODY}
 _WORD = re.compile(r"\w+")
-_DESCRIPTION = re.compile(r"[ \t]*description[ \t]*:")
+
+# Function words a question is made of: they carry no topic. Dropped from the query
+# (unless nothing else is left), never from the index, so a phrase still matches.
+STOP = frozenset("""
+a about above after again against all am an and any are as at be because been before being below
+between both but by can could did do does doing down during each few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just me more most
+my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves
+""".split())
 
 
 class Hit:
-    """One matching line (`line` 0 and `where` "path" for a match on the path alone)."""
+    """One line shown: a match (`where` body, description or path) or its context."""
 
     __slots__ = ("line", "text", "where", "commit")
 
@@ -61,19 +85,22 @@ class Hit:
 
 
 class FileHits:
-    """One file's matches, its description and its rank."""
+    """One file's lines, its description and its rank. `matches` holds every matching
+    line, best first; `_bounded` picks the few shown (`hits`) and their context."""
 
-    __slots__ = ("path", "description", "hits", "score", "commit", "present", "terms", "doc")
+    __slots__ = ("path", "description", "hits", "score", "commit", "present", "more", "matches", "body", "row")
 
     def __init__(self, path: str, description: str = ""):
         self.path = path
         self.description = description
-        self.hits: list[Hit] = []
+        self.hits: list[Hit] = []  # what is shown: a path hit, the best lines and their context
         self.score = 0.0
         self.commit: str | None = None  # history mode: newest commit of any hit
         self.present = True  # history mode: still in the searched revision
-        self.terms: set[int] = set()
-        self.doc = ""  # the text ranked (history: the newest matching version)
+        self.more = 0  # matching lines not shown
+        self.matches: list[Hit] = []
+        self.body: tuple[list[str], int] | None = None  # the body's lines and its first line number
+        self.row: tuple[str, int] = ("", 0)  # the path's words and the description's line, for _lines
 
     @property
     def pinned(self) -> bool:
@@ -82,6 +109,8 @@ class FileHits:
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"path": self.path, "description": self.description, "pinned": self.pinned,
                                "score": round(self.score, 4), "hits": [h.as_dict() for h in self.hits]}
+        if self.more:
+            out["more_lines"] = self.more
         if self.commit is not None:
             out["commit"] = self.commit
             out["present"] = self.present
@@ -89,18 +118,20 @@ class FileHits:
 
 
 class SearchResult:
-    """What `search` found: ranked files, each with its matching lines."""
+    """What `search` found: ranked files, each with its best lines."""
 
     def __init__(self, query: str, rev: str | None, *, history: bool, where: str, regex: bool,
-                 files: list[FileHits], total: int, mode: str):
+                 files: list[FileHits], total: int, mode: str, more_lines: int = 0, more_files: int = 0):
         self.query = query
         self.rev = rev
         self.history = history
         self.where = where
         self.regex = regex
         self.files = files
-        self.total = total  # files that matched before --limit
-        self.mode = mode  # "all" (every word), "any" (fallback), "phrase" (one term), "regex"
+        self.total = total  # files that matched
+        self.mode = mode  # "ranked", "literal" (no indexed word in the query) or "regex"
+        self.more_lines = more_lines  # matching lines left out of the files shown
+        self.more_files = more_files  # matching files not shown (limit or budget)
 
     @property
     def message(self) -> str:
@@ -109,8 +140,6 @@ class SearchResult:
             return (f"No memory matches {self.query!r} {where}{(self.rev or 'HEAD')[:7]}."
                     + ("" if self.history else " Try --history for facts that were deleted or changed."))
         lines = []
-        if self.mode == "any":
-            lines.append("(no file holds every word; files holding any of them)")
         for f in self.files:
             gone = "" if f.present else "  [deleted or moved since]"
             lines.append(f"{f.path}: {f.description}{gone}" if f.description else f"{f.path}:{gone}")
@@ -118,122 +147,64 @@ class SearchResult:
                 if h.where == "path":
                     continue
                 prefix = f"{h.commit[:7]}:" if h.commit else ""
-                lines.append(f"{prefix}{f.path}:{h.line}: {h.text}")
-        if self.total > len(self.files):
-            lines.append(f"... {self.total - len(self.files)} more files match; raise --limit to see them")
+                sep = "-" if h.where == "context" else ":"
+                lines.append(f"{prefix}{f.path}{sep}{h.line}{sep} {h.text}")
+        if self.more_lines:
+            holding = sum(1 for f in self.files if f.more)
+            lines.append(f"({self.more_lines} more matching lines in {holding} of these files; "
+                         "raise --lines or --budget, or view the file)")
+        if self.more_files:
+            lines.append(f"... {self.more_files} more files match; raise --limit or --budget to see them")
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         return {"ok": True, "message": self.message, "query": self.query, "rev": self.rev,
                 "history": self.history, "in": self.where, "regex": self.regex, "mode": self.mode,
-                "count": self.total, "results": [f.as_dict() for f in self.files]}
-
-
-class Matcher:
-    """The query's terms, matched line by line the same way in git grep and here."""
-
-    def __init__(self, query: str, *, regex: bool):
-        if not isinstance(query, str) or not query.strip():
-            raise UsageError("search: give a non-empty QUERY, e.g. git memory search 'phone number'")
-        if "\n" in query or "\0" in query:
-            raise UsageError("search: QUERY must be one line")
-        self.query = query
-        self.regex = regex
-        self.ignore_case = not any(c.isupper() for c in query)
-        if regex:
-            try:
-                self.pattern = re.compile(query, re.IGNORECASE if self.ignore_case else 0)
-            except re.error as exc:
-                raise UsageError(f"search: not a valid regular expression: {exc}; drop --regex to "
-                                 "search for the text literally") from None
-            self.terms = [query]
-        else:
-            words = list(dict.fromkeys(query.split()))
-            self.terms = words
-            self.phrase = " ".join(query.split())
-            if self.ignore_case:
-                self.terms = list(dict.fromkeys(w.lower() for w in words))
-                self.phrase = self.phrase.lower()
-
-    def grep_args(self, every: bool = False) -> list[str]:
-        args = ["-P" if self.regex else "-F"]
-        if every and len(self.terms) > 1:
-            args.append("--all-match")
-        if self.ignore_case:
-            args.append("-i")
-        for term in self.terms:
-            args += ["-e", term]
-        return args
-
-    def fold(self, text: str) -> str:
-        return text.lower() if self.ignore_case else text
-
-    def line_terms(self, line: str) -> set[int]:
-        """Indices of the terms this line holds."""
-        if self.regex:
-            return {0} if self.pattern.search(line) else set()
-        folded = self.fold(line)
-        return {i for i, t in enumerate(self.terms) if t in folded}
-
-    def count(self, text: str, i: int) -> int:
-        if self.regex:
-            return sum(1 for _ in self.pattern.finditer(text))
-        return self.fold(text).count(self.terms[i])
-
-    def as_phrase(self) -> Matcher:
-        """The same query as one literal term: the exact text, spaces normalised."""
-        other = Matcher(self.phrase if not self.ignore_case else " ".join(self.query.split()), regex=False)
-        other.terms = [self.phrase]
-        other.phrase = self.phrase
-        other.ignore_case = self.ignore_case
-        return other
-
-    def phrase_in(self, text: str) -> bool:
-        return (not self.regex and len(self.terms) > 1
-                and self.phrase in " ".join(self.fold(text).split()))
+                "count": self.total, "more_lines": self.more_lines, "more_files": self.more_files,
+                "results": [f.as_dict() for f in self.files]}
 
 
 # -- the public entry point -----------------------------------------------------------------
 
 def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = False, where: str = "all",
-           rev: str | None = None, history: bool = False, limit: int = DEFAULT_LIMIT) -> SearchResult:
+           rev: str | None = None, history: bool = False, limit: int = DEFAULT_LIMIT,
+           lines: int = DEFAULT_LINES, budget: int | None = None, pinned: str = "rank") -> SearchResult:
     """Search the memory at `rev` (HEAD), or every past version of it with `history`."""
     if where not in WHERE:
         raise UsageError(f"search: --in takes one of {', '.join(WHERE)}, got {where!r}")
-    if limit < 1:
-        raise UsageError("search: --limit must be at least 1")
-    matcher = Matcher(query, regex=regex)
+    if pinned not in PINNED_CHOICES:
+        raise UsageError(f"search: --pinned takes one of {', '.join(PINNED_CHOICES)}, got {pinned!r}")
+    for name, value in (("--limit", limit), ("--lines", lines), ("--budget", budget)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise UsageError(f"search: {name} must be a positive whole number")
+    if not isinstance(query, str) or not query.strip():
+        raise UsageError("search: give a non-empty QUERY, e.g. git memory search 'phone number'")
+    if "\n" in query or "\0" in query:
+        raise UsageError("search: QUERY must be one line")
     sha = resolve(repo, rev)
+    mode = "regex" if regex else "ranked"
+    total: int | None = None
     if sha is None:
-        return SearchResult(query, None, history=history, where=where, regex=regex, files=[], total=0,
-                            mode="regex" if regex else "all")
+        return SearchResult(query, None, history=history, where=where, regex=regex, files=[], total=0, mode=mode)
     specs = pathspecs(paths)
-
-    def run(m: Matcher, every: bool = True) -> tuple[dict[str, FileHits], int, int]:
-        if history:
-            return (*_search_history(repo, m, sha, specs, where), 0)
-        return _search_tree(repo, m, sha, specs, where, every)
-
-    kept: list[FileHits] = []
-    if not regex and len(matcher.terms) > 1:
-        # Literal first: the exact text, one cheap pattern. Only when no file holds it,
-        # the words: files holding every word, and failing that, any of them.
-        phrase = matcher.as_phrase()
-        found, n_docs, skipped = run(phrase)
-        mode, kept = _combine(phrase, found)
-        if kept:
-            matcher = phrase
-    if not kept:
-        found, n_docs, skipped = run(matcher)
-        mode, kept = _combine(matcher, found)
-        if mode == "any" and not history:
-            # The grep asked for files holding every word and found none: ask for any.
-            found, n_docs, skipped = run(matcher, every=False)
-            mode, kept = _combine(matcher, found)
-    _rank(matcher, kept, n_docs)
-    kept.sort(key=lambda f: (not f.pinned, -f.score, f.path))
-    return SearchResult(query, sha, history=history, where=where, regex=regex, files=kept[:limit],
-                        total=len(kept) + skipped, mode=mode)
+    timeout = regexbound.timeout_of(repo.cfg("memory.regexTimeout"))
+    if regex:
+        regexbound.compile_checked(query, _smart_case(query))
+        found = (_regex_history(repo, query, sha, specs, where, timeout) if history
+                 else _regex_tree(repo, query, sha, specs, where, timeout))
+    elif history:
+        found = _words_history(repo, Query(query), sha, specs, where)
+    else:
+        ranked = _ranked(repo, Query(query), sha, specs, where, pinned)
+        if ranked is None:
+            mode, found = "literal", _literal_tree(repo, query, sha, specs, where)
+        else:
+            found, total = ranked
+    if pinned == "omit":
+        found = [f for f in found if not f.pinned]
+    found.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
+    return _bounded(query, sha, found, len(found) if total is None else total, history=history, where=where,
+                    regex=regex, mode=mode, limit=limit, lines=lines, budget=budget)
 
 
 def pathspecs(paths: Iterable[str]) -> list[str]:
@@ -249,181 +220,322 @@ def pathspecs(paths: Iterable[str]) -> list[str]:
     return out
 
 
-# -- at one revision ------------------------------------------------------------------------
+def _prefixes(specs: list[str]) -> list[str]:
+    return [s[len(":(literal)"):] for s in specs]
 
-def _search_tree(repo: Repo, m: Matcher, sha: str, specs: list[str], where: str,
-                 every: bool = True) -> tuple[dict[str, FileHits], int, int]:
-    """Files matching at `sha`. `every`: only files holding every word (one grep
-    with --all-match, which keeps a common word from listing the whole memory)."""
-    # The grep is the slow part: it runs in a thread while ls-tree lists the blob ids.
-    grep = None
+
+def _under(path: str, prefixes: list[str]) -> bool:
+    return not prefixes or any(path == p or path.startswith(p + "/") for p in prefixes)
+
+
+def _smart_case(pattern: str) -> bool:
+    """A regex is case-insensitive unless it has a capital (smart case, as ripgrep)."""
+    return not any(c.isupper() for c in pattern)
+
+
+# -- the query ------------------------------------------------------------------------------
+
+class Query:
+    """A query read as words: the content words (stop words dropped unless nothing else is
+    left), their stems in the index's own tokenizer, and the phrase they make."""
+
+    def __init__(self, text: str):
+        self.text = text
+        words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
+        content = [w for w in words if w not in STOP]
+        self.words = content or words
+        self.phrase = " ".join(self.words) if len(content) >= 2 else ""
+        self.stems: list[str] = list(self.words)
+        self._line: re.Pattern[str] | None = None
+        self._term_of: dict[str, int] = {}
+        self.idf: list[float] = [1.0] * len(self.words)
+
+    def fts(self, where: str) -> str:
+        terms = " OR ".join(f'"{w}"' for w in self.words)  # \w+ words: nothing to escape
+        column = {"all": "", "path": "words", "description": "description", "body": "body"}[where]
+        return f"{column} : ({terms})" if column else terms
+
+    def learn(self, con: sqlite3.Connection) -> None:
+        """The words' stems, from the index's own tokenizer."""
+        con.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.q USING fts5(x, tokenize='{searchindex.TOKENIZER}')")
+        con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.qv USING fts5vocab(temp, q, 'instance')")
+        con.execute("DELETE FROM temp.q")
+        con.executemany("INSERT INTO temp.q(rowid, x) VALUES (?, ?)", enumerate(self.words, start=1))
+        stem_of = {doc: term for term, doc in con.execute("SELECT term, doc FROM temp.qv")}
+        self.stems = [stem_of.get(i, w) for i, w in enumerate(self.words, start=1)]
+        self._line = None
+
+    def _pattern(self) -> re.Pattern[str]:
+        if self._line is None:
+            alts: dict[str, int] = {}
+            for i, (word, stem) in enumerate(zip(self.words, self.stems)):
+                for alt in (word, stem):
+                    if alt and alt not in alts:
+                        alts[alt] = i
+            self._term_of = alts
+            ordered = sorted(alts, key=len, reverse=True)
+            self._line = re.compile(r"\b(" + "|".join(re.escape(a) for a in ordered) + ")", re.IGNORECASE)
+        return self._line
+
+    def terms_in(self, text: str) -> set[int]:
+        """Indices of the query words that `text` holds in some form (word or stem, at a
+        word's start: `paint` finds painted and paintings)."""
+        return {self._term_of[m.group(1).lower()] for m in self._pattern().finditer(text)
+                if m.group(1).lower() in self._term_of}
+
+    def counts(self, text: str) -> dict[int, int]:
+        """How often each query word occurs in `text`, in any of its forms."""
+        out: dict[int, int] = {}
+        for m in self._pattern().finditer(text):
+            i = self._term_of.get(m.group(1).lower())
+            if i is not None:
+                out[i] = out.get(i, 0) + 1
+        return out
+
+    def weight(self, terms: set[int]) -> float:
+        return sum(self.idf[i] for i in terms)
+
+    def span(self, text: str) -> int | None:
+        m = self._pattern().search(text)
+        return m.start() if m else None
+
+
+# -- ranked, at one revision ----------------------------------------------------------------
+
+def _ranked(repo: Repo, q: Query, sha: str, specs: list[str], where: str,
+            pinned: str) -> tuple[list[FileHits], int] | None:
+    """Files ranked by the index at `sha`'s tree; None when the query has no word."""
+    if not q.words:
+        return None
+    tree = repo.git("rev-parse", "--verify", sha + "^{tree}").out.strip()  # sha: a commit id
+    index = searchindex.Index.open(repo)
+    try:
+        con = index.at(tree).con
+        con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
+        try:
+            return _rank_in(con, q, where, _prefixes(specs), pinned)
+        finally:
+            con.execute("COMMIT")
+    finally:
+        index.close()
+
+
+def _rank_in(con: sqlite3.Connection, q: Query, where: str, prefixes: list[str], pinned: str,
+             commit: str | None = None) -> tuple[list[FileHits], int]:
+    """The files FTS5 matches (any query word, by its stem), ranked by BM25F: each word's
+    count in the three fields, weighted and length-normalised per field, through BM25's
+    saturation, times the word's idf; then the best by proximity and phrase. In a memory
+    of up to SMALL files every match is scored so; in a larger one, the POOL best by
+    FTS5's own bm25() are. FTS5's bm25() is not the final score: it sets idf to ~0 for a
+    word in more than half the files, which in a memory of twenty files ties every
+    common word at zero."""
+    q.learn(con)
+    n_docs, *avg = con.execute("SELECT count(*), avg(len_words), avg(len_description), avg(len_body) "
+                               "FROM docs").fetchone()
+    average = dict(zip(searchindex.COLUMNS, (max(a or 0.0, 1.0) for a in avg)))
+    con.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.vr USING fts5vocab(main, fts, 'row')")
+    df = []
+    for stem in q.stems:
+        row = con.execute("SELECT doc FROM temp.vr WHERE term = ?", (stem,)).fetchone()
+        df.append(row[0] if row else 0)
+    q.idf = [math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in df]
+    where_sql, params = _filters(prefixes, pinned == "omit")
+    match = q.fts(where)
+    total = con.execute(f"SELECT count(*) FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?{where_sql}",
+                        (match, *params)).fetchone()[0]
+    if not total:
+        return [], 0
+    pool_sql = (f"SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ?{where_sql} "
+                f"ORDER BY bm25(fts, {W_PATH}, {W_DESCRIPTION}, {W_BODY})")
+    if n_docs <= SMALL:
+        ids = [r[0] for r in con.execute(pool_sql, (match, *params))]
+    else:
+        ids = [r[0] for r in con.execute(pool_sql + f" LIMIT {POOL}", (match, *params))]
+        if pinned == "first":
+            ids += [r[0] for r in con.execute(pool_sql.replace(" ORDER BY", f" AND {_PINNED_SQL} ORDER BY")
+                                              + f" LIMIT {POOL}", (match, *params))]
+    files = []
+    for chunk in _chunks(sorted(set(ids)), 500):
+        marks = ",".join("?" * len(chunk))
+        for row in con.execute("SELECT path, words, description, desc_line, body, body_line, len_words, "
+                               f"len_description, len_body FROM docs WHERE id IN ({marks})", chunk):
+            files.append(_scored(q, row, where, average, commit))
+    files.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
+    top = files[:RERANK]
+    total_weight = sum(q.idf) or 1.0
+    for fh in top:
+        _lines(q, fh, where)
+        best = max((q.weight(q.terms_in(h.text)) for h in fh.matches), default=0.0)
+        fh.score *= 1 + PROXIMITY * best / total_weight
+        if q.phrase and fh.body is not None and q.phrase in " ".join(
+                _WORD.findall((fh.description + " " + "\n".join(fh.body[0])).lower())):
+            fh.score *= PHRASE
+    top.sort(key=lambda f: (pinned == "first" and not f.pinned, -f.score, f.path))
+    return top, total
+
+
+_PINNED_SQL = f"substr(d.path, 1, {len(PINNED)}) = '{PINNED}'"
+
+
+def _filters(prefixes: list[str], omit_pinned: bool) -> tuple[str, list[str]]:
+    """SQL for `docs d`: under one of `prefixes` (a file or a folder), pinned files left out."""
+    sql, params = "", []
+    if prefixes:
+        sql += " AND (" + " OR ".join("d.path = ? OR substr(d.path, 1, ?) = ?" for _ in prefixes) + ")"
+        for p in prefixes:
+            params += [p, str(len(p) + 1), p + "/"]
+    if omit_pinned:
+        sql += f" AND NOT {_PINNED_SQL}"
+    return sql, params
+
+
+def _scored(q: Query, row: tuple[Any, ...], where: str, average: dict[str, float],
+            commit: str | None) -> FileHits:
+    """A file with its BM25F score; its lines are read only if it makes the top (`_lines`)."""
+    path, words, description, desc_line, body, body_line, *lengths = row
+    fh = FileHits(path, description)
+    fh.commit = commit
+    column_of = {"all": None, "path": "words", "description": "description", "body": "body"}[where]
+    counts: dict[int, float] = {}
+    for column, text, length in zip(searchindex.COLUMNS, (words, description, body), lengths):
+        if column_of in (None, column):
+            norm = WEIGHT[column] / (1 - B + B * length / average[column])
+            for i, n in q.counts(text).items():
+                counts[i] = counts.get(i, 0.0) + n * norm
+    fh.score = sum(q.idf[i] * tf * (K1 + 1) / (tf + K1) for i, tf in counts.items())
+    fh.body = (body.split("\n"), body_line)
+    fh.row = (words, desc_line)
+    return fh
+
+
+def _lines(q: Query, fh: FileHits, where: str) -> None:
+    """The file's matching lines, best first, and a path hit."""
+    words, desc_line = fh.row
+    assert fh.body is not None
+    body, body_line = fh.body
+    matched = _matching_lines(q, fh.description, desc_line, "\n".join(body), body_line, where)
+    if where in ("all", "path") and q.terms_in(words):
+        fh.hits.append(Hit(0, fh.path, "path", fh.commit))
+    matched.sort(key=lambda m: (-q.weight(m[2]), m[0]))
+    fh.matches = [Hit(n, _cut(text, q.span(text)), kind, fh.commit) for n, text, _, kind in matched]
+
+
+def _chunks(items: list[int], size: int) -> Iterable[list[int]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _matching_lines(q: Query, description: str, desc_line: int, body: str, body_line: int,
+                    where: str) -> list[tuple[int, str, set[int], str]]:
+    """(line number, text, query words it holds, where) for every line holding one."""
+    found = []
+    if where in ("all", "description") and description:
+        terms = q.terms_in(description)
+        if terms:
+            found.append((desc_line, description, terms, "description"))
+    if where in ("all", "body"):
+        for n, line in enumerate(body.split("\n"), start=body_line):
+            if line:
+                terms = q.terms_in(line)
+                if terms:
+                    found.append((n, line.rstrip("\r"), terms, "body"))
+    return found
+
+
+def _cut(text: str, at: int | None) -> str:
+    """A line as shown: whole when short, else MAX_LINE characters around its match."""
+    if len(text) <= MAX_LINE:
+        return text
+    start = max(0, (at or 0) - MAX_LINE // 3)
+    piece = text[start:start + MAX_LINE]
+    return ("…" if start else "") + piece + ("…" if start + MAX_LINE < len(text) else "")
+
+
+# -- literal and regex, at one revision -----------------------------------------------------
+
+def _literal_tree(repo: Repo, query: str, sha: str, specs: list[str], where: str) -> list[FileHits]:
+    """The query as one literal text (case-insensitive), for queries with no indexed word."""
+    needle = " ".join(query.split()).lower()
+    return _grep_tree(repo, ["-F", "-i", "-e", needle], sha, specs, where,
+                      lambda names: [p for p in names if needle in p.lower()],
+                      lambda description: needle in description.lower())
+
+
+def _regex_tree(repo: Repo, pattern: str, sha: str, specs: list[str], where: str,
+                timeout: float) -> list[FileHits]:
+    ignore_case = _smart_case(pattern)
+
+    def paths(names: list[str]) -> list[str]:
+        hits = regexbound.matching_lines(pattern, names, ignore_case=ignore_case, timeout=timeout)
+        return [names[i] for i in hits]
+
+    def described(description: str) -> bool:
+        return bool(regexbound.matching_lines(pattern, [description], ignore_case=ignore_case, timeout=timeout))
+
+    return _grep_tree(repo, ["-P", *(["-i"] if ignore_case else []), "-e", pattern], sha, specs, where, paths,
+                      described)
+
+
+def _grep_tree(repo: Repo, how: list[str], sha: str, specs: list[str], where: str,
+               path_match: Callable[[list[str]], list[str]],
+               described: Callable[[str], bool]) -> list[FileHits]:
+    """Files whose lines `git grep {how}` matches at `sha` (and whose paths `path_match`
+    picks), each scored by its number of matching lines. A match on the description line
+    counts when the description itself matches (`described`), not its key."""
+    lines: dict[str, list[int]] = {}
     if where != "path":
-        grep = _Background(repo, ["grep", "-n", "-z", "-I", "--no-color", "--full-name", *m.grep_args(every),
-                                  sha, "--", *specs])
-    listing = repo.git("ls-tree", "-r", "-z", "--full-tree", "--name-only", sha, "--", *specs, spool=True)
-    names = listing.raw.decode("utf-8", "replace")
-    n_docs = names.count("\0")
-    found: dict[str, FileHits] = {}
-    if where in ("all", "path"):
-        for path, terms in _path_matches(m, names).items():
-            if not is_hidden(path):
-                fh = found.setdefault(path, FileHits(path))
-                fh.terms |= terms
-                fh.hits.append(Hit(0, path, "path"))
-    lines: dict[str, list[tuple[int, str]]] = {}
-    if grep is not None:
-        res = grep.result()
+        res = repo.git("grep", "-n", "-z", "-I", "--no-color", "--full-name", *how, sha, "--", *specs,
+                       spool=True, check=False)
+        if res.code not in (0, 1):
+            err = res.err.strip()
+            if "limit" in err.lower() or "pcre" in err.lower():
+                raise MemfsError("search: the regular expression hit PCRE2's match limit (git grep -P) "
+                                 "before it could be decided; nested repeats such as (a+)+ backtrack "
+                                 "without end: simplify the pattern")
+            raise MemfsError(f"search: git grep failed: {err.splitlines()[-1] if err else res.code}")
         prefix = sha + ":"
         for record in res.raw.decode("utf-8", "replace").split("\n"):
-            if not record:
-                continue
             parts = record.split("\0", 2)
-            if len(parts) != 3 or not parts[1].isdigit():
-                continue
-            path = parts[0][len(prefix):] if parts[0].startswith(prefix) else parts[0]
-            if not is_hidden(path):
-                lines.setdefault(path, []).append((int(parts[1]), parts[2]))
-    candidates = set(lines) | set(found)
-    skipped = 0
-    if len(candidates) > MAX_RANKED:
-        # A word most files hold: rank only the likeliest files in full (pinned
-        # first, then by occurrences on their matching lines), and count the rest.
-        def rough(path: str) -> tuple[bool, int]:
-            return (not path.startswith(PINNED),
-                    -sum(m.count(text, i) for _, text in lines.get(path, ()) for i in range(len(m.terms))))
-
-        ranked = sorted(candidates, key=rough)[:MAX_RANKED]
-        skipped = len(candidates) - len(ranked)
-        candidates = set(ranked)
-        lines = {p: v for p, v in lines.items() if p in candidates}
-        found = {p: v for p, v in found.items() if p in candidates}
-    # Only the candidates are read, by name (git finds them in the tree): listing
-    # 100,000 blob ids and building a dict of them costs more than the grep.
-    blobs = _read_blobs(repo, [f"{sha}:{p}" for p in candidates if "\n" not in p])
-    for path, matched in lines.items():
+            if len(parts) == 3 and parts[1].isdigit():
+                path = parts[0][len(prefix):] if parts[0].startswith(prefix) else parts[0]
+                if not is_hidden(path):
+                    lines.setdefault(path, []).append(int(parts[1]))
+    by_path: set[str] = set()
+    if where in ("all", "path"):
+        listing = repo.git("ls-tree", "-r", "-z", "--full-tree", "--name-only", sha, "--", *specs, spool=True)
+        names = [n for n in listing.raw.decode("utf-8", "replace").split("\0") if n and not is_hidden(n)]
+        by_path = set(path_match(names))
+    blobs = _read_blobs(repo, [f"{sha}:{p}" for p in set(lines) | by_path if "\n" not in p])
+    out = []
+    for path in set(lines) | by_path:
         text = _text(blobs.get(f"{sha}:{path}"))
-        fh = found.setdefault(path, FileHits(path))
-        _classify(m, fh, matched, text, where)
-    for path, fh in found.items():
-        text = _text(blobs.get(f"{sha}:{path}"))
-        fh.description = description_of(text)
-        fh.doc = text
-    return {p: f for p, f in found.items() if f.terms}, n_docs, skipped
-
-
-def _path_matches(m: Matcher, names: str) -> dict[str, set[int]]:
-    """Paths (NUL-separated `names`) holding a term: one scan of the listing per term,
-    so only the matching paths cost Python work."""
-    out: dict[str, set[int]] = {}
-    if m.regex:
-        for path in names.split("\0"):
-            if path and m.line_terms(path):
-                out[path] = {0}
-        return out
-    folded = m.fold(names)
-    for i, term in enumerate(m.terms):
-        if "\0" in term:
-            continue
-        pos = folded.find(term)
-        while pos >= 0:
-            start = folded.rfind("\0", 0, pos) + 1
-            end = folded.find("\0", pos)
-            end = len(folded) if end < 0 else end
-            out.setdefault(names[start:end], set()).add(i)
-            pos = folded.find(term, end)
+        fh = _file_from_lines(path, text, lines.get(path, []), where, None, described)
+        if path in by_path:
+            fh.hits.append(Hit(0, path, "path"))
+        if fh.matches or fh.hits:
+            fh.score = len(fh.matches) + (0.5 if path in by_path else 0.0)
+            out.append(fh)
     return out
 
 
-class _Background:
-    """One git command run in a thread (git releases the GIL: it is another process)."""
-
-    def __init__(self, repo: Repo, args: list[str]):
-        import threading
-
-        self._res: git.Result | None = None
-        self._exc: BaseException | None = None
-
-        def work() -> None:
-            try:
-                self._res = repo.git(*args, spool=True, ok=(0, 1))
-            except BaseException as exc:  # re-raised by result()
-                self._exc = exc
-
-        self._thread = threading.Thread(target=work, daemon=True)
-        self._thread.start()
-
-    def result(self) -> git.Result:
-        self._thread.join()
-        if self._exc is not None:
-            raise self._exc
-        assert self._res is not None
-        return self._res
+def _file_from_lines(path: str, text: str, numbers: list[int], where: str, commit: str | None,
+                     described: Callable[[str], bool]) -> FileHits:
+    """A file's matches from the numbers of its matching lines: the description line counts
+    as the description, body lines as the body, other frontmatter never."""
+    description, desc_line, body, body_line = searchindex.split_frontmatter(text)
+    fh = FileHits(path, description)
+    fh.commit = commit
+    all_lines = text.split("\n")
+    for n in sorted(set(numbers)):
+        if desc_line and n == desc_line and where in ("all", "description") and described(description):
+            fh.matches.append(Hit(n, _cut(description, 0), "description", commit))
+        elif n >= body_line and where in ("all", "body") and n <= len(all_lines):
+            fh.matches.append(Hit(n, _cut(all_lines[n - 1].rstrip("\r"), 0), "body", commit))
+    fh.body = (body.split("\n"), body_line)
+    return fh
 
 
-def _classify(m: Matcher, fh: FileHits, matched: list[tuple[int, str]], text: str, where: str,
-              commit: str | None = None) -> None:
-    """Sort a file's matching lines into description and body hits (frontmatter's
-    other keys never count) and note the terms each holds."""
-    fm_end = frontmatter_end(text)
-    for number, line in matched:
-        if number <= fm_end:
-            if not _DESCRIPTION.match(line):
-                continue
-            kind = "description"
-            shown = line.split(":", 1)[1].strip()
-        else:
-            kind = "body"
-            shown = line.rstrip("\r")
-        if where not in ("all", kind):
-            continue
-        terms = m.line_terms(shown if kind == "description" else line)
-        if not terms:
-            continue
-        fh.terms |= terms
-        fh.hits.append(Hit(number, shown, kind, commit))
-
-
-def frontmatter_end(text: str) -> int:
-    """The line number of the closing `---` (0 when there is no frontmatter)."""
-    if not text.startswith("---"):
-        return 0
-    lines = text.split("\n", 200)
-    if lines[0].rstrip(" \t\r") != "---":
-        return 0
-    for i, line in enumerate(lines[1:200], start=2):
-        if line.rstrip(" \t\r") == "---":
-            return i
-    return 0
-
-
-def description_of(text: str) -> str:
-    end = frontmatter_end(text)
-    if not end:
-        return ""
-    for line in text.split("\n", end)[1:end - 1]:
-        if _DESCRIPTION.match(line):
-            value = line.split(":", 1)[1].strip()
-            if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-                value = value[1:-1]
-            return " ".join(value.split())
-    return ""
-
-
-def _text(data: bytes | None) -> str:
-    return "" if data is None else data.decode("utf-8", "replace")
-
-
-def _read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes | None]:
-    """Objects by oid or `rev:path`, through one `cat-file --batch`."""
-    wanted = sorted(set(oids))
-    if not wanted:
-        return {}
-    res = repo.git("cat-file", "--batch", "--buffer", input="".join(o + "\n" for o in wanted),
-                   spool=len(wanted) > 1000)
-    return parse_batch(res.raw, wanted)
-
-
-# -- every past version ---------------------------------------------------------------------
+# -- every past version -----------------------------------------------------------------------
 
 def history_versions(repo: Repo, sha: str, specs: list[str]) -> tuple[dict[tuple[str, str], str], set[str]]:
     """Every (path, blob) the history of `sha` held, with the newest commit that still
@@ -437,7 +549,6 @@ def history_versions(repo: Repo, sha: str, specs: list[str]) -> tuple[dict[tuple
             present.add(e.path)
     res = repo.git("log", "--format=%x01%H %P", "--raw", "-z", "--no-abbrev", "--no-renames",
                    "--diff-merges=first-parent", sha, "--", *specs, spool=True)
-    zero = "0" * 40
     for record in res.raw.decode("utf-8", "replace").split("\x01"):
         if not record:
             continue
@@ -455,102 +566,161 @@ def history_versions(repo: Repo, sha: str, specs: list[str]) -> tuple[dict[tuple
             if len(parts) < 5:
                 continue
             old, new = parts[2], parts[3]
-            if new != zero:
+            if new.strip("0"):
                 lived.setdefault((path, new), shas[0])  # newest first: keep the first seen
-            if old != zero and parent is not None:
+            if old.strip("0") and parent is not None:
                 lived.setdefault((path, old), parent)
     return lived, present
 
 
-def _search_history(repo: Repo, m: Matcher, sha: str, specs: list[str],
-                    where: str) -> tuple[dict[str, FileHits], int]:
+def _versions(repo: Repo, sha: str, specs: list[str]) -> tuple[list[tuple[str, str, str, str]], set[str]]:
+    """(path, blob, newest commit, text) of every version, newest first; present paths."""
     lived, present = history_versions(repo, sha, specs)
-    order = _commit_order(repo, sha)
+    order = {c: i for i, c in enumerate(repo.git("rev-list", sha, spool=True).out.split())}
     blobs = _read_blobs(repo, [oid for _, oid in lived])
-    found: dict[str, FileHits] = {}
-    newest: dict[tuple[str, str, str], int] = {}
-    # The newest versions first, so each distinct hit keeps its newest commit.
-    for (path, oid), commit in sorted(lived.items(), key=lambda kv: order.get(kv[1], 1 << 30)):
-        fh = found.get(path) or FileHits(path)
+    ranked = sorted(lived.items(), key=lambda kv: order.get(kv[1], 1 << 30))
+    return [(path, oid, commit, _text(blobs.get(oid))) for (path, oid), commit in ranked], present
+
+
+def _merge_versions(found: dict[str, FileHits], path: str, fresh: FileHits, present: set[str]) -> None:
+    """Add one version's matches to the file's: each distinct line once, at its newest."""
+    fh = found.get(path)
+    if fh is None:
+        fh = found[path] = fresh
         fh.present = path in present
-        before = len(fh.hits)
-        if where in ("all", "path") and not any(h.where == "path" for h in fh.hits):
-            terms = m.line_terms(path)
-            if terms:
-                fh.terms |= terms
-                fh.hits.append(Hit(0, path, "path", commit))
-        if where != "path":
-            text = _text(blobs.get(oid))
-            matched = [(n, line) for n, line in enumerate(text.split("\n"), start=1) if m.line_terms(line)]
-            if matched:
-                fresh = FileHits(path)
-                _classify(m, fresh, matched, text, where, commit)
-                for h in fresh.hits:
-                    key = (h.where, h.text, path)
-                    if key in newest:
-                        continue
-                    newest[key] = order.get(commit, 0)
-                    fh.hits.append(h)
-                fh.terms |= fresh.terms
-                if not fh.doc:
-                    fh.description = description_of(text)
-                    fh.doc = text
-        if len(fh.hits) > before and fh.commit is None:
-            fh.commit = commit
-        if fh.hits and not fh.doc:  # the newest version with a hit describes the file
-            fh.doc = _text(blobs.get(oid))
-            fh.description = description_of(fh.doc)
-        if fh.hits:
-            found[path] = fh
-    for fh in found.values():
-        fh.hits.sort(key=lambda h: (order.get(h.commit or "", 0), h.line))
-    return found, max(len(present), 1)
-
-
-def _commit_order(repo: Repo, sha: str) -> dict[str, int]:
-    """Commit -> position in the history of `sha`, newest first (0)."""
-    res = repo.git("rev-list", sha, spool=True)
-    return {c: i for i, c in enumerate(res.out.split())}
-
-
-# -- combining terms and ranking ------------------------------------------------------------
-
-def _combine(m: Matcher, found: dict[str, FileHits]) -> tuple[str, list[FileHits]]:
-    if m.regex:
-        return "regex", list(found.values())
-    if len(m.terms) == 1:
-        return "phrase", list(found.values())
-    every = set(range(len(m.terms)))
-    both = [f for f in found.values() if f.terms >= every]
-    if both:
-        return "all", both
-    return "any", list(found.values())
-
-
-def _rank(m: Matcher, files: list[FileHits], n_docs: int) -> None:
-    """BM25 over each file's words; df counted among the files that matched any term."""
-    if not files:
+        fh.body = None  # its lines come from several versions: no context in history
         return
-    docs = [f.doc for f in files]
-    lengths = [max(len(_WORD.findall(d)), 1) for d in docs]
-    avgdl = sum(lengths) / len(lengths)
-    n = max(n_docs, len(files))
-    df = [sum(1 for f in files if i in f.terms) for i in range(len(m.terms))]
-    for f, doc, dl in zip(files, docs, lengths):
-        score = 0.0
-        desc = f.description
-        for i in range(len(m.terms)):
-            if i not in f.terms:
+    seen = {(h.where, h.text) for h in fh.matches}
+    for h in fresh.matches:
+        if (h.where, h.text) not in seen:
+            seen.add((h.where, h.text))
+            fh.matches.append(h)
+    if not fh.hits and fresh.hits:
+        fh.hits = list(fresh.hits)
+
+
+def _words_history(repo: Repo, q: Query, sha: str, specs: list[str], where: str) -> list[FileHits]:
+    versions, present = _versions(repo, sha, specs)
+    scratch = searchindex.scratch()
+    try:
+        q.learn(scratch)  # the stems; the weights come once the matching versions are in
+        found: dict[str, FileHits] = {}
+        newest_text: dict[str, tuple[str, str]] = {}
+        for path, oid, commit, text in versions:
+            description, desc_line, body, body_line = searchindex.split_frontmatter(text)
+            matched = _matching_lines(q, description, desc_line, body, body_line, where)
+            fresh = FileHits(path, description)
+            fresh.commit = commit
+            fresh.matches = [Hit(n, _cut(t, q.span(t)), kind, commit) for n, t, _, kind in matched]
+            if where in ("all", "path") and q.terms_in(searchindex.path_words(path)):
+                fresh.hits.append(Hit(0, path, "path", commit))
+            if fresh.matches or fresh.hits:
+                newest_text.setdefault(path, (oid, text))
+                _merge_versions(found, path, fresh, present)
+        for path, (oid, text) in newest_text.items():
+            searchindex.add(scratch, path, oid, text)
+        scores = {fh.path: fh.score for fh in _rank_in(scratch, q, where, [], "rank")[0]}
+    finally:
+        scratch.close()
+    for fh in found.values():
+        fh.score = scores.get(fh.path, 0.0)
+        fh.matches.sort(key=lambda h: -q.weight(q.terms_in(h.text)))  # stable: newest first within a weight
+    return list(found.values())
+
+
+def _regex_history(repo: Repo, pattern: str, sha: str, specs: list[str], where: str,
+                   timeout: float) -> list[FileHits]:
+    versions, present = _versions(repo, sha, specs)
+    ignore_case = _smart_case(pattern)
+    matched = regexbound.matching_lines(pattern, [text for _, _, _, text in versions], ignore_case=ignore_case,
+                                        timeout=timeout)
+    by_path: set[str] = set()
+    if where in ("all", "path"):
+        names = sorted({path for path, _, _, _ in versions})
+        by_path = {names[i] for i in regexbound.matching_lines(pattern, names, ignore_case=ignore_case,
+                                                               timeout=timeout)}
+    descriptions = sorted({searchindex.split_frontmatter(text)[0] for _, _, _, text in versions} - {""})
+    matching = regexbound.matching_lines(pattern, descriptions, ignore_case=ignore_case, timeout=timeout)
+    described_ok = {descriptions[i] for i in matching}
+
+    def described(description: str) -> bool:
+        return description in described_ok
+
+    found: dict[str, FileHits] = {}
+    for i, (path, _oid, commit, text) in enumerate(versions):
+        fresh = _file_from_lines(path, text, matched.get(i, []), where, commit, described)
+        if path in by_path:
+            fresh.hits.append(Hit(0, path, "path", commit))
+        if fresh.matches or fresh.hits:
+            _merge_versions(found, path, fresh, present)
+    for fh in found.values():
+        fh.score = len(fh.matches) + (0.5 if fh.hits else 0.0)
+    return list(found.values())
+
+
+# -- what is shown ----------------------------------------------------------------------------
+
+def _bounded(query: str, sha: str, found: list[FileHits], total: int, *, history: bool, where: str, regex: bool,
+             mode: str, limit: int, lines: int, budget: int | None) -> SearchResult:
+    """The first `limit` files, each with its best `lines` lines and a line of context
+    around each, within `budget` tokens (DEFAULT_BUDGET when none is given)."""
+    cap = budget or DEFAULT_BUDGET
+    used = 0
+    shown: list[FileHits] = []
+    more_lines = 0
+    for fh in found:
+        if len(shown) >= limit:
+            break
+        header = len(fh.path) + len(fh.description) + 4
+        picked = fh.matches[:lines]
+        while True:
+            hits = _with_context(fh, picked)
+            cost = estimate(header + sum(len(fh.path) + len(h.text) + 12 for h in hits))
+            if used + cost <= cap or not picked or (not shown and len(picked) == 1):
+                break
+            picked = picked[:-1]
+        if used + cost > cap and shown:
+            break
+        used += cost
+        fh.hits = [h for h in fh.hits if h.where == "path"] + hits
+        fh.more = len(fh.matches) - len(picked)
+        more_lines += fh.more
+        shown.append(fh)
+        if used >= cap:
+            break
+    return SearchResult(query, sha, history=history, where=where, regex=regex, files=shown, total=total,
+                        mode=mode, more_lines=more_lines, more_files=total - len(shown))
+
+
+def _with_context(fh: FileHits, picked: list[Hit]) -> list[Hit]:
+    """The picked lines, and the body line before and after each, in file order."""
+    if not picked:
+        return []
+    by_line = {h.line: h for h in picked}
+    if fh.body is not None:
+        body, first = fh.body
+        for h in picked:
+            if h.where != "body":
                 continue
-            idf = math.log(1 + (n - df[i] + 0.5) / (df[i] + 0.5))
-            tf = m.count(doc, i) + m.count(desc, i)  # the description counts twice
-            if tf == 0 and any(h.where == "path" for h in f.hits):
-                tf = 1
-            score += idf * tf * (K1 + 1) / (tf + K1 * (1 - B + B * dl / avgdl))
-        if m.phrase_in(doc):
-            score *= 1.5
-        elif len(m.terms) > 1 and any(len(m.line_terms(h.text)) == len(m.terms) for h in f.hits):
-            score *= 1.3  # every word on one line: near each other, likely one fact
-        if any(h.where == "path" for h in f.hits):
-            score += 0.5
-        f.score = score
+            for n in (h.line - 1, h.line + 1):
+                i = n - first
+                if n not in by_line and 0 <= i < len(body) and body[i].strip():
+                    by_line[n] = Hit(n, _cut(body[i].rstrip("\r"), 0), "context", h.commit)
+    if fh.body is None:  # history: lines of several versions, newest first
+        return list(picked)
+    return [by_line[n] for n in sorted(by_line)]
+
+
+def _text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", "replace")
+
+
+def _read_blobs(repo: Repo, oids: Iterable[str]) -> dict[str, bytes | None]:
+    """Objects by oid or `rev:path`, through one `cat-file --batch`."""
+    wanted = sorted(set(oids))
+    if not wanted:
+        return {}
+    res = repo.git("cat-file", "--batch", "--buffer", input="".join(o + "\n" for o in wanted),
+                   spool=len(wanted) > 1000)
+    return parse_batch(res.raw, wanted)
+

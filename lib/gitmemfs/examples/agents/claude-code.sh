@@ -1,7 +1,7 @@
 #!/bin/sh
 # Claude Code as the `git dream` agent.
 #
-#   git config dream.agent "sh /path/to/examples/agents/claude-code.sh"
+#   git config dream.agent "sh $(git memory help --example agents/claude-code.sh)"
 #   git config --add dream.sandbox.allowWrite ~/.claude       # its sessions and settings
 #   git config --add dream.sandbox.allowWrite ~/.claude.json  # its state file
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Letta Code as the `git dream` agent.
 #
-#   git config dream.agent "sh /path/to/examples/agents/letta.sh"
+#   git config dream.agent "sh $(git memory help --example agents/letta.sh)"
 #   git config --add dream.sandbox.allowWrite ~/.letta        # its settings and local state
 #   git config --add dream.passEnv LETTA_API_KEY              # if it logs in with an API key
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
 # OpenAI Codex CLI as the `git dream` agent.
 #
-#   git config dream.agent "sh /path/to/examples/agents/codex.sh"
+#   git config dream.agent "sh $(git memory help --example agents/codex.sh)"
 #   git config --add dream.sandbox.allowWrite ~/.codex        # its config, auth and logs
 #
 # `codex exec -` reads the prompt from stdin. Codex's workspace sandbox would not let

@@ -3,7 +3,7 @@
 # asked for memory tool calls, one JSON object per line, which `git memory call`
 # turns into validated commits (a refused call is printed and skipped).
 #
-#   git config dream.agent "sh /path/to/examples/agents/llm.sh"
+#   git config dream.agent "sh $(git memory help --example agents/llm.sh)"
 #   git config dream.llmModel gpt-4o-mini          # optional: any model llm knows
 #
 # --no-log keeps llm from writing its log database, which the sandbox would refuse.

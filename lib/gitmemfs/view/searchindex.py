@@ -1,0 +1,271 @@
+"""The search index: SQLite FTS5 over one committed tree, kept under the git directory.
+
+One row per memory file (path, description, body), tokenised by FTS5's `porter`
+tokenizer (Unicode words, diacritics folded, English word forms reduced to their stem).
+Ranking (view/search.py) reads the index's own term counts per column (`fts5vocab`).
+Why FTS5: it ships inside
+Python's `sqlite3` wherever SQLite was built with it (python.org, Debian, Ubuntu,
+Fedora, Homebrew and conda builds all are), so the runtime stays `sh` + PyYAML; where it
+is missing, `search` says so and how to get it (`Unavailable`).
+
+The index describes one tree, recorded in `meta`. Moving it to another tree (a new
+commit, `--rev`) reads only what `git diff-tree` says changed. It lives at
+`<git-common-dir>/memory-search/index.sqlite3`, is never committed, and is safe with
+concurrent readers and writers: WAL mode, and a tree change is one `BEGIN IMMEDIATE`
+transaction that re-reads the recorded tree once it holds the lock. A damaged file is
+removed and built again; where the git directory can't be written (a read-only mount),
+the index is built in memory for the one search.
+"""
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Iterator
+
+from gitmemfs.core.errors import EnvironmentProblem
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.snapshot import is_hidden, parse_batch
+
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+SCHEMA_VERSION = "3"
+BUSY_MS = 10_000
+BATCH = 2000  # blobs read through one cat-file --batch at a time while indexing
+COLUMNS = ("words", "description", "body")  # the path as words, the description, the body
+_WORD = re.compile(r"\w+")
+
+
+class Unavailable(EnvironmentProblem):
+    """This Python's SQLite has no FTS5."""
+
+
+def fts5_available() -> bool:
+    try:
+        con = sqlite3.connect(":memory:")
+        con.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZER}')")
+        con.close()
+        return True
+    except sqlite3.Error:
+        return False
+
+
+def split_frontmatter(text: str) -> tuple[str, int, str, int]:
+    """(description, its line, body, the body's first line) of a memory file (lines count
+    from 1; 0 when there is no description). The other frontmatter keys are not content."""
+    if text.startswith("---"):
+        lines = text.split("\n", 200)
+        if lines[0].rstrip(" \t\r") == "---":
+            for i, line in enumerate(lines[1:200], start=1):
+                if line.rstrip(" \t\r") == "---":
+                    description, at = "", 0
+                    for n, key in enumerate(lines[1:i], start=2):
+                        name, sep, value = key.partition(":")
+                        if sep and name.strip() == "description":
+                            description, at = _unquote(value.strip()), n
+                    rest = text.split("\n", i + 1)
+                    return description, at, rest[i + 1] if len(rest) > i + 1 else "", i + 2
+    return "", 0, text, 1
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        value = value[1:-1]
+    return " ".join(value.split())
+
+
+class Index:
+    """An open index. `at(tree)` brings it to `tree` and returns it, ready to query."""
+
+    def __init__(self, con: sqlite3.Connection, repo: Repo, where: str):
+        self.con = con
+        self.repo = repo
+        self.where = where  # the file, or ":memory:"
+
+    # -- opening ----------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, repo: Repo) -> Index:
+        if not fts5_available():
+            raise Unavailable("search: this Python's SQLite has no FTS5 full-text engine; use a Python "
+                              "built with a standard SQLite (python.org, Debian, Homebrew and conda builds "
+                              "have it)")
+        folder = Path(repo.common_dir) / "memory-search"
+        path = folder / "index.sqlite3"
+        try:
+            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+                raise OSError("not a folder")
+            folder.mkdir(mode=0o700, exist_ok=True)
+            return cls(cls._connect(str(path)), repo, str(path))
+        except sqlite3.DatabaseError:
+            cls._remove(path)  # damaged: build it again
+            try:
+                return cls(cls._connect(str(path)), repo, str(path))
+            except (sqlite3.Error, OSError):
+                pass
+        except (sqlite3.Error, OSError):
+            pass
+        return cls(cls._connect(":memory:"), repo, ":memory:")  # read-only or unusable git dir
+
+    @staticmethod
+    def _connect(where: str) -> sqlite3.Connection:
+        con = sqlite3.connect(where, timeout=BUSY_MS / 1000, isolation_level=None, check_same_thread=False)
+        try:
+            con.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            if where != ":memory:":
+                con.execute("PRAGMA journal_mode = WAL")
+                con.execute("PRAGMA synchronous = NORMAL")
+            con.execute("BEGIN IMMEDIATE")
+            try:
+                con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                if row is None or row[0] != SCHEMA_VERSION:
+                    for table in ("fts", "docs"):
+                        con.execute(f"DROP TABLE IF EXISTS {table}")
+                    con.execute("DELETE FROM meta")
+                    create_tables(con)
+                    con.execute("INSERT INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+                con.execute("COMMIT")
+            except BaseException:
+                con.execute("ROLLBACK")
+                raise
+            con.execute("SELECT count(*) FROM fts WHERE fts MATCH 'x'").fetchone()  # proves it is sound
+        except BaseException:
+            con.close()
+            raise
+        return con
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            try:
+                os.unlink(f"{path}{suffix}")
+            except FileNotFoundError:
+                pass
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- bringing it to a tree ----------------------------------------------------------------
+
+    def tree(self) -> str | None:
+        row = self.con.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+        return row[0] if row else None
+
+    def at(self, tree: str) -> Index:
+        """Make the index describe `tree`: a no-op when it does, else one transaction."""
+        if self.tree() == tree:
+            return self
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            old = self.tree()  # another process may have moved it meanwhile
+            if old != tree:
+                self._move(old, tree)
+                self.con.execute("INSERT OR REPLACE INTO meta VALUES ('tree', ?)", (tree,))
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        return self
+
+    def _move(self, old: str | None, new: str) -> None:
+        if old is not None and self._tree_exists(old):
+            changes = list(self._diff(old, new))
+        else:
+            self.con.execute("DELETE FROM docs")
+            self.con.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
+            changes = [(path, oid) for path, oid in self._listing(new)]
+        gone = [path for path, oid in changes if oid is None]
+        for path in gone:
+            self._delete(path)
+        wanted = [(path, oid) for path, oid in changes if oid is not None]
+        for start in range(0, len(wanted), BATCH):
+            chunk = wanted[start:start + BATCH]
+            blobs = self._read([oid for _, oid in chunk])
+            for path, oid in chunk:
+                self._delete(path)
+                data = blobs.get(oid)
+                if data is None or b"\0" in data[:8000]:
+                    continue  # binary or unreadable: not searchable text
+                add(self.con, path, oid, data.decode("utf-8", "replace"))
+
+    def _delete(self, path: str) -> None:
+        row = self.con.execute("SELECT id, words, description, body FROM docs WHERE path = ?", (path,)).fetchone()
+        if row is None:
+            return
+        self.con.execute("INSERT INTO fts(fts, rowid, words, description, body) VALUES ('delete', ?, ?, ?, ?)",
+                         row)
+        self.con.execute("DELETE FROM docs WHERE id = ?", (row[0],))
+
+    def _tree_exists(self, tree: str) -> bool:
+        res = self.repo.git("cat-file", "-e", f"{tree}^{{tree}}", check=False)
+        return res.code == 0
+
+    def _listing(self, tree: str) -> Iterator[tuple[str, str]]:
+        res = self.repo.git("ls-tree", "-r", "-z", "--full-tree", tree, spool=True)
+        for record in res.raw.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            parts = meta.split()
+            if len(parts) == 3 and parts[1] == b"blob":
+                path = name.decode("utf-8", "surrogateescape")
+                if not is_hidden(path):
+                    yield path, parts[2].decode()
+
+    def _diff(self, old: str, new: str) -> Iterator[tuple[str, str | None]]:
+        """(path, new blob) for each path added or changed, (path, None) for each removed."""
+        res = self.repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", old, new, spool=True)
+        fields = res.raw.split(b"\0")
+        for i in range(0, len(fields) - 1, 2):
+            meta = fields[i].decode().lstrip(":").split()
+            path = fields[i + 1].decode("utf-8", "surrogateescape")
+            if len(meta) < 5 or is_hidden(path):
+                continue
+            new_mode, new_oid = meta[1], meta[3]
+            yield path, (new_oid if new_mode.startswith("100") else None)
+
+    def _read(self, oids: list[str]) -> dict[str, bytes | None]:
+        wanted = sorted(set(oids))
+        if not wanted:
+            return {}
+        res = self.repo.git("cat-file", "--batch", "--buffer", input="".join(o + "\n" for o in wanted),
+                            spool=True)
+        return parse_batch(res.raw, wanted)
+
+
+def create_tables(con: sqlite3.Connection) -> None:
+    """`docs` holds each file's text; `fts` indexes it (external content: no second copy)."""
+    con.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, oid TEXT NOT NULL, "
+                "words TEXT NOT NULL, description TEXT NOT NULL, desc_line INTEGER NOT NULL, "
+                "body TEXT NOT NULL, body_line INTEGER NOT NULL, "
+                "len_words INTEGER NOT NULL, len_description INTEGER NOT NULL, len_body INTEGER NOT NULL)")
+    con.execute("CREATE VIRTUAL TABLE fts USING fts5(words, description, body, content='docs', "
+                f"content_rowid='id', tokenize='{TOKENIZER}')")
+
+
+def add(con: sqlite3.Connection, path: str, oid: str, text: str) -> None:
+    description, desc_line, body, body_line = split_frontmatter(text)
+    words = path_words(path)
+    cur = con.execute("INSERT INTO docs(path, oid, words, description, desc_line, body, body_line, len_words, "
+                      "len_description, len_body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      (path, oid, words, description, desc_line, body, body_line, _length(words),
+                       _length(description), _length(body)))
+    con.execute("INSERT INTO fts(rowid, words, description, body) VALUES (?, ?, ?, ?)",
+                (cur.lastrowid, words, description, body))
+
+
+def _length(text: str) -> int:
+    """A field's length in words, as BM25 needs it (FTS5 keeps it but does not expose it)."""
+    return len(_WORD.findall(text))
+
+
+def scratch() -> sqlite3.Connection:
+    """An index in memory, for texts that are not one tree (the versions --history found)."""
+    con = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    create_tables(con)
+    return con
+
+
+def path_words(path: str) -> str:
+    """A path as words for the index: `notes/trip-plans.md` -> `notes trip plans`."""
+    stem = path[:-3] if path.endswith(".md") else path
+    return " ".join(stem.replace("/", " ").replace("-", " ").replace("_", " ").split())
