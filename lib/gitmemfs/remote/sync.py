@@ -332,9 +332,10 @@ class _Sync:
             wait = self.backoff.refused()
             left = self.deadline - (time.monotonic() - self.started)
             if wait >= left:
-                return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the remote kept moving for "
-                                                f"{self.deadline:g}s ({self.attempts} push(es) refused, last: "
-                                                f"{rejected}); your commits are kept locally. Run git memory "
+                return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the branch stayed busy for "
+                                                f"{self.deadline:g}s (other pushes kept landing or held its lock; "
+                                                f"{self.attempts} push(es) refused, last: {rejected}); your "
+                                                "commits are kept locally. Run git memory "
                                                 f"sync again (or allow longer: git config {DEADLINE_KEY} "
                                                 "SECONDS)." + _said(said),
                                    error=f"rejected: {rejected}", remote_lines=said)
