@@ -167,7 +167,10 @@ def _check_out(repo: Repo, wanted: str | None, url: str) -> str:
         _track_unborn(repo)
         return ""
     elif current in names:
-        branch = current           # the server's HEAD names this branch: git chose it
+        branch = current           # the server's HEAD names this branch (or git guessed it)
+        if repo.git("rev-parse", "-q", "--verify", prefix + "HEAD", check=False).code != 0:
+            note = (f"; the server's HEAD names no branch that exists, so {branch} was checked out "
+                    f"(on the server: git symbolic-ref HEAD refs/heads/{branch})")
     else:
         if "main" in names:
             branch = "main"
