@@ -1,14 +1,17 @@
 """Helpers for the dream tests: run `git dream`, read its outcome, check nothing leaked."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -133,3 +136,48 @@ def finish(proc: subprocess.Popen[str], timeout: float = 60) -> dict[str, Any]:
     data["_stderr"] = err
     data["_code"] = proc.returncode
     return data
+
+
+def leftovers(dream_id: str) -> list[int]:
+    """Live processes whose command line carries `leftover-<id>` (what the scripted agents
+    tag the children they leave behind with): found from outside the agent's PID
+    namespace, where the pids the agent prints mean nothing."""
+    needle = f"leftover-{dream_id}".encode()
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as fh:
+                if needle in fh.read() and alive(int(name)):
+                    found.append(int(name))
+        except OSError:
+            continue
+    return found
+
+
+@contextlib.contextmanager
+def mcp_http(cwd: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+    """A real `git memory mcp --http` server on 127.0.0.1 (any free port); yields its URL."""
+    proc = subprocess.Popen(["git", "memory", "mcp", "--http", "--port", "0", *args], cwd=cwd,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()  # the server names its URL once the socket is bound
+        found = re.search(r"serving (http://\S+)", line)
+        assert found, line + (proc.stderr.read() if proc.poll() is not None else "")
+        threading.Thread(target=proc.stderr.read, daemon=True).start()
+        yield found.group(1)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=60)
+
+
+def port_of(url: str) -> int:
+    return int(re.search(r":(\d+)/", url).group(1))  # type: ignore[union-attr]
+
+
+def py_agent(name: str, *args: str) -> str:
+    """The --agent command for a Python agent in tests/agents/ (this interpreter)."""
+    return " ".join([shlex.quote(sys.executable), shlex.quote(str(AGENTS / name)), *map(shlex.quote, args)])

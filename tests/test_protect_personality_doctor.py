@@ -24,12 +24,12 @@ def commits(repo: Path) -> int:
 
 # -- protect / unprotect --------------------------------------------------------------
 
-def test_protect_needs_a_persons_approval(repo: Path) -> None:
-    before = snapshot(repo)
-    proc = memory("protect", "system/human.md", "-m", "keep it", cwd=repo)
-    assert proc.returncode == 1
-    assert proc.stderr.startswith("error: protect changes what the agent may edit, so a person must approve it")
-    assert snapshot(repo) == before
+def test_protect_is_the_persons_approval_and_its_commit_records_it(repo: Path) -> None:
+    proc = memory("protect", "system/human.md", "-m", "keep it", cwd=repo)  # no variable needed
+    assert proc.returncode == 0, proc.stderr
+    message = git("log", "-1", "--format=%B", cwd=repo).stdout
+    assert "Memory-Op: protect\nMemory-Path: system/human.md\nMemory-Approved: protect\n" in message
+    assert git("log", "-1", "--format=%G?", cwd=repo).stdout.strip() == "N"  # unsigned unless asked
 
 
 def test_protect_and_unprotect_read_only_in_the_letta_layout(repo: Path) -> None:

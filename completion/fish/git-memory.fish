@@ -20,9 +20,10 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a compile -d 'print the sy
 complete -c git-memory -f -n '__fish_use_subcommand' -a tree -d 'print the memory tree with its caps'
 complete -c git-memory -f -n '__fish_use_subcommand' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
+complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: the best lines, ranked'
@@ -85,6 +86,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from call' -l memory-dir -d 'm
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
@@ -163,15 +165,26 @@ complete -c git-memory -n '__fish_seen_subcommand_from protect' -l memory-dir -d
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
@@ -185,6 +198,8 @@ complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l http -d 'serve st
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
@@ -255,9 +270,10 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a compile -d 'print 
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tree -d 'print the memory tree with its caps'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: the best lines, ranked'
@@ -320,6 +336,7 @@ complete -c git -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory r
 complete -c git -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from view' -l json -d 'print one JSON object on stdout, errors included'
@@ -398,15 +415,26 @@ complete -c git -n '__fish_seen_subcommand_from protect' -l memory-dir -d 'memor
 complete -c git -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from personality' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from redact' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from redact' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
+complete -c git -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
+complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
@@ -420,6 +448,8 @@ complete -c git -n '__fish_seen_subcommand_from mcp' -l http -d 'serve streamabl
 complete -c git -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
+complete -c git -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from gitmemfs.core import git, memfile
+from gitmemfs.core import git, memfile, oserrors
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.outcome import Outcome
@@ -51,10 +51,12 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
     found = describe_git_dir(path) if os.path.isdir(path) else None
     adopted = found is not None and os.path.realpath(found[0]) == os.path.realpath(path)
     if not adopted:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise MemfsError(f"memory init: {path} is a file, not a folder; choose a new or empty directory")
         if os.path.isdir(path) and os.listdir(path):
             raise MemfsError(f"memory init: {path} is not empty and not a git repository; choose an empty "
                              "directory, or run git init there and commit your files first")
-        os.makedirs(path, exist_ok=True)
+        oserrors.make_folders(path, "memory init")
         git.run_light(["init", "-q", path], cwd=os.path.dirname(path) or ".")
         git.run_light(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
         found = describe_git_dir(path)

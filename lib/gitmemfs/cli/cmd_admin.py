@@ -15,14 +15,19 @@ REASON = "why (the commit message)"
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for name, verb in (("protect", "protect files from agent edits"), ("unprotect", "lift that protection")):
-        p = sub.add_parser(name, parents=[common], help=f"{verb} (a person only: GIT_MEMORY_APPROVE=protect)",
+        p = sub.add_parser(name, parents=[common], help=f"{verb} (a person's command)",
                            description=f"{verb.capitalize()}, in one commit: read_only in the frontmatter "
                                        "(letta layout, Markdown files) or the protectedPaths list in "
-                                       ".memfs.config.json (letta-root, plain, other files). Runs only with "
-                                       "GIT_MEMORY_APPROVE=protect in the environment, which agents, call, MCP "
-                                       "and dreams never carry.")
+                                       ".memfs.config.json (letta-root, plain, other files). Running it is "
+                                       "a person's approval, recorded as the trailer Memory-Approved: "
+                                       "protect; no tool an agent is given runs it. Where the server gate "
+                                       "has allowed signers (gpg.ssh.allowedSignersFile), only a commit "
+                                       "signed by one of them counts: sign it with --sign, or set "
+                                       "commit.gpgsign.")
         p.add_argument("paths", metavar="PATH", nargs="+")
         p.add_argument("-m", "--reason", required=True, help=REASON)
+        p.add_argument("-S", "--sign", action="store_true",
+                       help="sign the commit with your key (git's user.signingKey, gpg.format)")
         p.set_defaults(func=do_protect, protect=name == "protect")
 
     p = sub.add_parser("personality", parents=[common], help="list, show or apply a personality",
@@ -40,6 +45,29 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     q.add_argument("-m", "--reason", required=True, help=REASON)
     q.set_defaults(func=do_personality)
 
+    p = sub.add_parser("redact", parents=[common], help="take a string or a file out of every version "
+                       "(a person only)",
+                       description="Replace each string by [REDACTED] in every version of every file and in "
+                                   "every commit message, and/or remove files from every version; then expire "
+                                   "reflogs, prune the old objects, drop the search index and finished dream "
+                                   "runs, and commit a record on top naming no secret (salted hashes). "
+                                   "Running this command is the person's approval, recorded as "
+                                   "Memory-Approved: redact (sign it, commit.gpgsign, where the server lists "
+                                   "allowed signers); no tool an agent is given (call, MCP, the SDK class, "
+                                   "dreams) runs it. The strings are read from a file or standard input, one per "
+                                   "line, never from the command line. Needs git-filter-repo "
+                                   "(pip install 'git-memfs[redact]').")
+    p.add_argument("--text-file", metavar="FILE", help="the strings, one per line ('-': standard input)")
+    p.add_argument("--path", dest="paths", metavar="PATH", action="append", default=[],
+                   help="a file or folder to remove from every version (repeatable)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the commits, files and refs that would change and count the occurrences")
+    p.add_argument("--push", action="store_true",
+                   help="then send the new history to the upstream remote and the mirror (--force-with-lease "
+                        "against what was fetched: the one force push this toolkit makes)")
+    p.add_argument("-m", "--reason", help="the record commit's subject")
+    p.set_defaults(func=do_redact)
+
     p = sub.add_parser("doctor", parents=[common], help="audit the memory; exit 1 on problems",
                        description="A deterministic audit of a commit (default HEAD) for people and CI: every "
                                    "gate rule and limit, a file and a folder of one name, paths that differ "
@@ -53,7 +81,38 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import protect
 
-    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect)
+    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect, sign=args.sign)
+
+
+def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
+    import sys
+
+    from gitmemfs.admin import redact
+    from gitmemfs.core.errors import UsageError
+
+    texts: list[str] = []
+    if args.text_file == "-":
+        texts = redact.read_texts(sys.stdin.read())
+    elif args.text_file:
+        try:
+            with open(args.text_file, encoding="utf-8") as fh:
+                texts = redact.read_texts(fh.read())
+        except OSError as exc:
+            raise UsageError(f"redact: can't read {args.text_file}: {exc.strerror}") from None
+    repo = ctx.repo()
+    targets = []
+    if args.push and not args.dry_run:
+        from gitmemfs.remote import redacted
+
+        targets = redacted.leases(repo)
+    out = redact.redact(repo, texts, args.paths, dry_run=args.dry_run, reason=args.reason)
+    if targets:
+        from gitmemfs.remote import redacted
+
+        lines = redacted.push(repo, targets)
+        out.message += "\n" + "\n".join(lines)
+        out.extra["pushed"] = [t.label for t in targets]
+    return out
 
 
 def do_personality(args: argparse.Namespace, ctx: Any) -> Any:

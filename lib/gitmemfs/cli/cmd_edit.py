@@ -5,7 +5,6 @@ import os
 import stat
 import sys
 
-from gitmemfs.core import preload
 from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPE_CHECKING = False
@@ -76,6 +75,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", choices=SCHEMAS, default="letta",
                    help="letta: upstream memory / memory_apply_patch (default); "
                         "anthropic: Anthropic's memory tool under /memories")
+    p.add_argument("--adopt-outside-changes", action="store_true",
+                   help="before a write, commit files changed beside the tools as their own commit "
+                        "('outside change', your git identity) instead of refusing the write")
     p.set_defaults(func=do_call)
 
 
@@ -117,11 +119,9 @@ def _read_stdin() -> str:
 
 def editor(ctx: Any) -> Editor:
     repo = ctx.repo()
-    # The lock and the clean check's status first: git works while the editor loads
-    # (from its image when there is one: core/preload.py). After any stdin was read:
-    # the lock is never held waiting on a pipe.
+    # The lock and the clean check's status first: git works while the editor loads.
+    # After any stdin was read: the lock is never held waiting on a pipe.
     repo.start_writing()
-    preload.load("editor")
     from gitmemfs.edit.editor import Editor
 
     return Editor(repo)
@@ -159,4 +159,4 @@ def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
     payload = read_stdin_arg(args.payload)
     if payload is None or not payload.strip():
         raise UsageError("git memory call: give the tool call as a JSON argument or on stdin")
-    return call(payload, ctx.repo, schema=args.schema)
+    return call(payload, ctx.repo, schema=args.schema, adopt=args.adopt_outside_changes)

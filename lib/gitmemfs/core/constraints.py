@@ -16,8 +16,10 @@ absent, as Letta does); in the letta and plain layouts only once the file exists
 so a memory made before this feature is not suddenly over a limit it never chose.
 
 The file itself is protected: a commit that changes it needs a person's approval
-(`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`);
-one that only changes `protectedPaths` may instead carry `GIT_MEMORY_APPROVE=protect`.
+of `constraints` (core/approval.py: a person's `git commit` with
+`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`, in
+their shell); one that only changes `protectedPaths` may instead carry `protect`
+(`git memory protect`).
 Everything here is pure: bytes in, problems (strings) out.
 """
 from __future__ import annotations
@@ -95,10 +97,10 @@ def _count(raw: dict[str, Any], key: str) -> None:
 
 def parse(data: bytes | None) -> dict[str, Any]:
     """The raw settings of a constraints file; ConstraintsError says what is wrong."""
-    import json  # only when a repo has the file: json is off the hook's usual path
+    from gitmemfs.core import jsoninput  # only when a repo has the file: json is off the hook's usual path
 
     try:
-        raw = json.loads((data or b"").decode("utf-8"))
+        raw = jsoninput.loads((data or b"").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConstraintsError(f"is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
@@ -188,7 +190,7 @@ def _only_protection_changed(old: bytes | None, new: bytes | None) -> bool:
 def protected_problem(path: str, old: bytes | None, new: bytes | None, limits: Constraints | None,
                       approvals: Collection[str]) -> str | None:
     """A path listed in `protectedPaths` (of the tree before the change) cannot change
-    without `GIT_MEMORY_APPROVE=protect`."""
+    without a person's approval of `protect` (`git memory unprotect`)."""
     if limits is None or path not in limits.protected or old == new or "protect" in approvals:
         return None
     what = "deleted" if new is None else "modified"

@@ -284,7 +284,7 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
     Renames must be given as a delete plus an add (diff with --no-renames), so a
     read_only file cannot leave by `git mv` either. Any change of a protected
     path's entry, its mode included (to a gitlink, a symlink, 100755), modifies it.
-    `approvals` holds what a person approved for this commit (`GIT_MEMORY_APPROVE`):
+    `approvals` holds what a person approved for this commit (core/approval.py):
     with `protect`, read_only may be added, removed or changed (`git memory protect`).
     """
     def problems(messages: list[str]) -> list[Problem]:

@@ -1,12 +1,17 @@
-"""One dream pass, start to finish (DESIGN §9).
+"""One dream pass, start to finish (DESIGN §9). `dream()` reads as the sequence:
 
-    lock -> leftovers -> (--auto: due?) -> settings -> sandbox check -> parent clean
-    -> source slice -> --to sync -> attributes check -> worktree -> prompt -> agent
-    -> refs disarmed, objects imported (recovery.gather) -> finalize
-    -> cursor and --to write-back -> record
+    lock      DreamLock: one pass per repository, held from the first step to the last
+    prepare   leftovers, (--auto: due?), settings, sandbox check, parent clean, source
+              slice, --to sync, attributes check: a `Pass`, or an outcome that ends here
+    worktree  the agent's private checkout on dream/<id>
+    payload   the prompt (and transcript file), secrets masked
+    agent     the command, confined, with its allow-listed environment
+    finalize  refs disarmed, objects imported (recovery.gather), validated
+    merge/keep   merged, pending, or kept at refs/dreams/kept/<id>; cursor and --to
+              write-back; the run record
 
-The lock (`<common>/dream/lock`, flock) is held from the first step to the last,
-so two dreams never overlap and only the holder writes dream state. A run record
+The lock (`<common>/dream/lock`, flock) means two dreams never overlap and only
+the holder writes dream state. A run record
 is written before the worktree exists; a pass killed outright is found by the
 next one, which keeps whatever the agent had done at refs/dreams/kept/<id> (or,
 if it had merged, finishes its bookkeeping). Once the record exists, any error
@@ -24,10 +29,23 @@ from typing import Any, Mapping
 
 from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
-from gitmemfs.core.redact import redact
+from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import FileLock, Repo
 from gitmemfs.core.writer import WriteSession
-from gitmemfs.dream import finalize, payload, recovery, resolve, runner, sandbox, sources, state, target, trigger
+from gitmemfs.dream import (
+    environment,
+    finalize,
+    masking,
+    payload,
+    recovery,
+    resolve,
+    runner,
+    sandbox,
+    sources,
+    state,
+    target,
+    trigger,
+)
 from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 
@@ -48,6 +66,27 @@ class Options:
     verbose: bool = False
     progress: bool = True
     notices: bool = True  # recovery notes: still on stderr with --json (not with -q)
+
+
+@dataclass
+class Pass:
+    """What `prepare` decided, for the steps after it: one object instead of fourteen
+    parameters."""
+    repo: Repo
+    dirs: state.Dirs
+    opts: Options
+    env: Mapping[str, str]
+    base: str
+    command: str
+    command_env: dict[str, str]
+    agent_spec: str
+    timeout: float
+    merge_mode: str
+    sandboxed: bool
+    chosen: sources.Slice | None
+    doc: target.Target | None
+    started: float
+    listing: snap.Snapshot
 
 
 def sandbox_wanted(opts: Options, env: Mapping[str, str]) -> bool:
@@ -82,6 +121,7 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
         sources.parse(opts.source, project_of(repo, env))
     if opts.to is not None:
         target.resolve(opts.to)
+    allowed_ports(repo)
     if sandbox_wanted(opts, env):
         problem = sandbox_problem(repo)
         if problem:
@@ -154,10 +194,11 @@ def dream(repo: Repo, opts: Options, env: Mapping[str, str] | None = None) -> Re
     started = time.monotonic()
     try:
         with DreamLock(dirs, repo.root):
-            out = _locked(repo, dirs, opts, env, started)
-            if out.id is None:  # refused before a run began (a run notes itself in after())
-                note_attempt(dirs, out.status)
-            return out
+            prepared = prepare(repo, dirs, opts, env, started)
+            if isinstance(prepared, Result):  # refused before a run began
+                note_attempt(dirs, prepared.status)
+                return prepared
+            return run_pass(prepared)
     except Busy as exc:
         return busy_result(repo, str(exc))
 
@@ -171,7 +212,10 @@ def _progress_only(opts: Options):  # type: ignore[no-untyped-def]
     return say
 
 
-def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], started: float) -> Result:
+def prepare(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
+            started: float) -> Pass | Result:
+    """Everything before the run record: the `Pass` to run, or the outcome that ends
+    the dream here (nothing was started)."""
     say = _progress_only(opts)
     recovery.recover_leftovers(repo, dirs, say)
     if opts.auto:
@@ -223,7 +267,7 @@ def _locked(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
         raise EnvironmentProblem(f"git dream: git attributes would change {shown} on checkout (eol=crlf, ident, "
                                  "a filter or working-tree-encoding), and a dream compares files byte for byte; "
                                  "remove those attributes for the memory repository")
-    return _run(repo, dirs, opts, env, base=base, command=command, command_env=command_env,
+    return Pass(repo, dirs, opts, env, base=base, command=command, command_env=command_env,
                 agent_spec=agent_spec, timeout=timeout, merge_mode=merge_mode, sandboxed=sandboxed,
                 chosen=chosen, doc=doc, started=started, listing=listing)
 
@@ -259,62 +303,43 @@ def sandbox_problem(repo: Repo) -> str | None:
     return None
 
 
-def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *, base: str, command: str,
-         command_env: dict[str, str], agent_spec: str, timeout: float, merge_mode: str, sandboxed: bool,
-         chosen: sources.Slice | None, doc: target.Target | None, started: float,
-         listing: snap.Snapshot) -> Result:
+def run_pass(p: Pass) -> Result:
+    """worktree -> payload -> agent -> finalize -> merge or keep, under a run record.
+    Once the record exists, any error ends in a `failed` outcome with the work kept."""
+    repo, dirs = p.repo, p.dirs
     dream_id = state.new_id()
     run_dir = dirs.run_dir(dream_id)
     os.makedirs(run_dir, exist_ok=True)
-    log = runner.Log(dirs.log(dream_id), echo_agent=opts.verbose, echo_progress=opts.progress)
-    record: dict[str, Any] = {
-        "id": dream_id, "status": "running", "started_at": state.utc_now(), "pid": os.getpid(),
-        "base": base, "branch": state.BRANCH_PREFIX + dream_id, "agent": agent_spec, "sandbox": sandboxed,
-        "merge": merge_mode, "log": log.path,
-        "source": None if chosen is None else {
-            "key": chosen.source.key, "start": chosen.start_id, "end": chosen.end_id,
-            "messages": chosen.messages, "cursor_before": chosen.cursor_before,
-            **({"parts": [{"key": p.source.key, "end": p.end_id, "cursor_before": p.cursor_before}
-                          for p in chosen.parts]} if chosen.parts else {})},
-        "to": None if doc is None else doc.path,
-    }
+    log = runner.Log(dirs.log(dream_id), echo_agent=p.opts.verbose, echo_progress=p.opts.progress)
+    record = new_record(p, dream_id, log)
     state.save_record(dirs, record)
+    environment.register_secrets(p.env)  # masked in the payload and the log
     tmpdir = tempfile.mkdtemp(prefix=f"git-dream-{dream_id}-")
     wt = None
     try:
-        log.progress(f"{dream_id}: base {base[:7]}, agent {agent_spec}, "
-                     f"{'sandboxed' if sandboxed else 'NOT sandboxed'}, timeout {timeout:g}s")
-        files = payload.memory_files(listing)
-        wt = wtmod.create(repo, dirs, dream_id, base)
+        log.progress(f"{dream_id}: base {p.base[:7]}, agent {p.agent_spec}, "
+                     f"{'sandboxed' if p.sandboxed else 'NOT sandboxed'}, timeout {p.timeout:g}s")
+        files = payload.memory_files(p.listing)
+        wt = wtmod.create(repo, dirs, dream_id, p.base)                                   # worktree
         log.progress(f"checked out {wt.branch} at {wt.path}")
-        prompt_path, transcript_path = write_payload(run_dir, files, chosen, doc, opts.instruction)
+        prompt_path, transcript_path = write_payload(run_dir, files, p.chosen, p.doc,      # payload
+                                                     p.opts.instruction)
         log.progress(f"prompt ready: {prompt_path} ({os.path.getsize(prompt_path):,} bytes"
-                     + (f", {chosen.messages} transcript messages" if chosen else ", no transcript") + ")")
-        agent_id, agent_name = agent_identity(repo, env)
-        child_env = runner.agent_env(
-            worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=base, branch=wt.branch,
-            agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript_path,
-            extra=command_env,
-            config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
-            pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
-        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
-
-        def on_start(pid: int, start: int | None) -> None:
-            record.update(agent_pid=pid, agent_start=start)
-            state.save_record(dirs, record)
-
+                     + (f", {p.chosen.messages} transcript messages" if p.chosen else ", no transcript") + ")")
+        network = network_note(p)
+        log.progress(f"network: {network}", echo=not network.startswith("TCP"))
         log.progress("running the agent")
-        agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
-                           timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
-        out = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
+        agent = launch(p, record, wt, prompt_path, p.base, tmpdir, log,                   # agent
+                       transcript=transcript_path, extra=p.command_env)
+        out = conclude(repo, dirs, wt, agent, merge_mode=p.merge_mode, sandboxed=p.sandboxed,  # finalize
+                       chosen=p.chosen, log=log)
+        out.extra["network"] = network
         if out.extra.get("quarantine"):
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
         wt = None
         if out.status == "merge_conflict" and resolve.mode(repo) == "agent" and not out.extra.get("quarantine"):
-            out = resolve_conflict(repo, dirs, out, record, env, command=command, command_env=command_env,
-                                   timeout=timeout, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen,
-                                   log=log)
+            out = resolve_conflict(p, out, record, log)
     except Exception as exc:  # noqa: BLE001 - any failure becomes a `failed` outcome, work kept
         out = internal_failure(repo, dirs, wt, record, exc, log)
     except BaseException as exc:
@@ -325,21 +350,55 @@ def _run(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str], *,
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
     out.log = log.path
-    out.duration_s = time.monotonic() - started
+    out.duration_s = time.monotonic() - p.started
     log.progress(f"{out.status}: {out.message}", echo=False)  # the caller prints the outcome
-    after(repo, dirs, out, chosen, doc, record, log)
+    after(repo, dirs, out, p.chosen, p.doc, record, log)                                    # merge or keep
     log.close()
     return out
 
 
-def resolve_conflict(repo: Repo, dirs: state.Dirs, out: Result, record: dict[str, Any], env: Mapping[str, str],
-                     *, command: str, command_env: dict[str, str], timeout: float, merge_mode: str,
-                     sandboxed: bool, chosen: sources.Slice | None, log: runner.Log) -> Result:
+def new_record(p: Pass, dream_id: str, log: runner.Log) -> dict[str, Any]:
+    """The run record, written before the worktree exists (recovery starts from it)."""
+    chosen, doc = p.chosen, p.doc
+    return {
+        "id": dream_id, "status": "running", "started_at": state.utc_now(), "pid": os.getpid(),
+        "base": p.base, "branch": state.BRANCH_PREFIX + dream_id, "agent": p.agent_spec, "sandbox": p.sandboxed,
+        "merge": p.merge_mode, "log": log.path,
+        "source": None if chosen is None else {
+            "key": chosen.source.key, "start": chosen.start_id, "end": chosen.end_id,
+            "messages": chosen.messages, "cursor_before": chosen.cursor_before,
+            **({"parts": [{"key": q.source.key, "end": q.end_id, "cursor_before": q.cursor_before}
+                          for q in chosen.parts]} if chosen.parts else {})},
+        "to": None if doc is None else doc.path,
+    }
+
+
+def launch(p: Pass, record: dict[str, Any], wt: wtmod.Worktree, prompt_path: str, base: str, tmpdir: str,
+           log: runner.Log, *, transcript: str | None, extra: Mapping[str, str]) -> runner.AgentRun:
+    """Run the agent in `wt`: its environment, its sandbox, its pid in the record."""
+    agent_id, agent_name = agent_identity(p.repo, p.env)
+    child_env = environment.agent_env(
+        worktree=wt.path, dream_id=wt.id, prompt=prompt_path, base=base, branch=wt.branch,
+        agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript, extra=extra,
+        config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=p.env,
+        pass_env=[v.strip() for v in p.repo.cfg_all("dream.passEnv")])
+    plan = sandbox_plan(p.repo, wt, tmpdir, log) if p.sandboxed else None
+
+    def on_start(pid: int, start: int | None) -> None:
+        record.update(agent_pid=pid, agent_start=start)
+        state.save_record(p.dirs, record)
+
+    return runner.run(p.command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
+                      timeout=p.timeout, sandbox_plan=plan, marker=f"DREAM_ID={wt.id}", on_start=on_start)
+
+
+def resolve_conflict(p: Pass, out: Result, record: dict[str, Any], log: runner.Log) -> Result:
     """dream.resolve=agent: the dream still conflicts after its replay. Run the agent once
     more in a new (sandboxed) worktree at the memory's HEAD with the conflicts in its
     prompt, and merge what it commits through the same gate (`merged_after_resolve`).
     Otherwise the dream stays kept as it was, and the attempt's own work, if any, is
     kept at refs/dreams/extra/<id>/resolve."""
+    repo, dirs = p.repo, p.dirs
     original = out.head or ""
     dream_id = out.id or ""
     head_now = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip()
@@ -359,22 +418,11 @@ def resolve_conflict(repo: Repo, dirs: state.Dirs, out: Result, record: dict[str
             fh.write(resolve.prompt(found, resolve.intent(repo, out.base or "", original),
                                     payload.memory_files(listing)))
         wt = wtmod.create(repo, dirs, dream_id, head_now)
-        agent_id, agent_name = agent_identity(repo, env)
-        child_env = runner.agent_env(
-            worktree=wt.path, dream_id=dream_id, prompt=prompt_path, base=head_now, branch=wt.branch,
-            agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=None,
-            extra={**command_env, "DREAM_RESOLVE": "1", "DREAM_CONFLICTS": "\n".join(f["path"] for f in found)},
-            config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=env,
-            pass_env=[v.strip() for v in repo.cfg_all("dream.passEnv")])
-        plan = sandbox_plan(repo, wt, tmpdir, log) if sandboxed else None
-
-        def on_start(pid: int, start: int | None) -> None:
-            record.update(agent_pid=pid, agent_start=start)
-            state.save_record(dirs, record)
-
-        agent = runner.run(command, cwd=wt.path, env=child_env, prompt_file=prompt_path, log=log,
-                           timeout=timeout, sandbox_plan=plan, marker=f"DREAM_ID={dream_id}", on_start=on_start)
-        second = conclude(repo, dirs, wt, agent, merge_mode=merge_mode, sandboxed=sandboxed, chosen=chosen, log=log)
+        agent = launch(p, record, wt, prompt_path, head_now, tmpdir, log, transcript=None,
+                       extra={**p.command_env, "DREAM_RESOLVE": "1",
+                              "DREAM_CONFLICTS": "\n".join(f["path"] for f in found)})
+        second = conclude(repo, dirs, wt, agent, merge_mode=p.merge_mode, sandboxed=p.sandboxed,
+                          chosen=p.chosen, log=log)
         wtmod.remove(repo, wt, keep_repo=bool(second.extra.get("quarantine")))
         wt = None
     except Exception as exc:  # noqa: BLE001 - the dream's own work is kept whatever happens here
@@ -426,8 +474,38 @@ def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log) -
     if deny_chmod and not sandbox.chmod_filter_supported():
         log.progress(f"chmod and chown are not confined on {platform.machine()} (no seccomp filter for it)")
         deny_chmod = False
+    ports = allowed_ports(repo)
     return runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files,
-                              deny_chmod=deny_chmod)
+                              deny_chmod=deny_chmod,
+                              allow_ports=ports if sandbox.probe_abi()[0] >= sandbox.NET_ABI else None)
+
+
+def allowed_ports(repo: Repo) -> list[int] | None:
+    """The TCP ports a confined agent may connect to (dream.sandbox.allowPort, repeatable;
+    443 when unset), or None for `any` (the network is not confined)."""
+    raw = [v.strip().lower() for v in repo.cfg_all("dream.sandbox.allowPort") if v.strip()]
+    if "any" in raw:
+        return None
+    ports = []
+    for value in raw or ["443"]:
+        if not value.isdigit() or not 0 < int(value) < 65536:
+            raise UsageError(f"invalid dream.sandbox.allowPort {value!r}: give a TCP port (1-65535) or any")
+        ports.append(int(value))
+    return sorted(set(ports))
+
+
+def network_note(p: Pass) -> str:
+    """What the agent's network may reach, for the log and the outcome."""
+    if not p.sandboxed:
+        return "not confined (no sandbox)"
+    ports = allowed_ports(p.repo)
+    if ports is None:
+        return "not confined (dream.sandbox.allowPort any)"
+    abi = sandbox.probe_abi()[0]
+    if abi < sandbox.NET_ABI:
+        return (f"not confined: Landlock ABI {abi} has no TCP rules (ABI {sandbox.NET_ABI}, Linux 6.7, is "
+                "needed), so the agent can reach loopback services such as git memory mcp --http")
+    return "TCP connections to port(s) " + ", ".join(map(str, ports)) + " only"
 
 
 def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
@@ -502,14 +580,16 @@ def write_payload(run_dir: str, files: list[tuple[str, bytes]], chosen: sources.
     transcript_text = None
     transcript_path = None
     if chosen is not None:
-        records = sources.normalise(chosen)
+        records = masking.mask_obj(sources.normalise(chosen))
         transcript_path = os.path.join(run_dir, "transcript.json")
         state.write_json(transcript_path, records)
         transcript_text = payload.transcript_section(records, chosen.source.path, chosen.messages)
     directive = None
     if doc is not None:
         directive = payload.to_directive(doc.name, doc.agents_md, any(p == doc.rel for p, _ in files))
-    text = payload.build(files, transcript=transcript_text, instruction=instruction, directive=directive)
+    text = payload.build(files, transcript=transcript_text, instruction=masking.mask(instruction or "") or None,
+                         directive=directive)
+    text = mask_secrets(text)  # a registered value anywhere, the memory's own text included
     prompt_path = os.path.join(run_dir, "prompt.md")
     with open(prompt_path, "w", encoding="utf-8") as fh:
         fh.write(text)

@@ -12,6 +12,12 @@ other process's environ or cmdline is reachable at all.
 the runner does on timeout) still stops everything, and when the agent's first
 process exits the kernel kills whatever it left in the namespace.
 
+The namespace is a mount namespace too (`--mount-proc`). For a confined agent,
+`--keep-caps` lets the sandbox launcher, which runs first inside it, cover every
+listening unix socket with a bind mount (sandbox.hide_sockets) before it drops those
+capabilities and confines itself: the person's ssh-agent and gpg-agent are then out of
+reach by path as well as by variable, and the host's mounts are untouched.
+
 Where namespaces are not allowed (no util-linux, user namespaces disabled, a
 container without CAP_SYS_ADMIN), the agent runs as before and the dream says so in
 its log; `available()` gives the reason.
@@ -56,9 +62,12 @@ def available() -> tuple[list[str], str]:
     return _cache
 
 
-def wrap(argv: Sequence[str]) -> tuple[list[str], str]:
-    """(argv to run, "") in a fresh PID namespace, or (argv unchanged, why not)."""
+def wrap(argv: Sequence[str], *, keep_caps: bool = False) -> tuple[list[str], str]:
+    """(argv to run, "") in a fresh PID and mount namespace, or (argv unchanged, why not).
+    `keep_caps`: the first program keeps its capabilities in the namespace (only for the
+    sandbox launcher, which drops them before it runs the agent)."""
     prefix, why = available()
     if not prefix:
         return list(argv), why
-    return [*prefix, "--", *argv], ""
+    caps = ["--keep-caps"] if keep_caps and "--user" in prefix else []
+    return [*prefix, *caps, "--", *argv], ""

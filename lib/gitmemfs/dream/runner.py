@@ -20,29 +20,23 @@ from __future__ import annotations
 import os
 import select
 import shlex
-import shutil
 import signal
 import sys
-import sysconfig
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import IO, Callable, Mapping, Sequence
 
-from gitmemfs.core import git
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.redact import redact
-from gitmemfs.dream import pidns, progress, sandbox
+from gitmemfs.dream import environment, pidns, progress, sandbox
+from gitmemfs.dream.environment import PACKAGE_PARENT
 
-# Withheld from the agent unless named in dream.passEnv: the tokens our own remote
-# commands use (a confined agent must not be able to push around the dream's checks).
-SECRET_ENV = ("GIT_MEMORY_TOKEN", "LETTA_API_KEY")
 _PR_SET_CHILD_SUBREAPER = 36
 
 BUILTINS = {"tidy": "deterministic hygiene: duplicate list items, trailing whitespace, final newline, CRLF",
             "notes": "record the user's explicit 'remember …' and 'I prefer …' statements in system/human.md",
             "noop": "do nothing (for measuring the dream's own overhead)"}
-PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass
@@ -76,6 +70,7 @@ class SandboxPlan:
     probe: str
     write_files: list[str] = field(default_factory=list)
     deny_chmod: bool = True
+    allow_ports: list[int] | None = None  # TCP ports it may connect to; None: not confined
 
 
 class Log:
@@ -123,21 +118,6 @@ class Log:
             self._fh.close()
 
 
-def scripts_dir() -> str | None:
-    """The folder holding our `git-memory`: a checkout's bin/, else the install's scripts."""
-    candidates = []
-    if os.path.basename(PACKAGE_PARENT) == "lib":
-        candidates.append(os.path.join(os.path.dirname(PACKAGE_PARENT), "bin"))
-    candidates += [sysconfig.get_path("scripts"), os.path.dirname(sys.executable)]
-    found = shutil.which("git-memory")
-    if found:
-        candidates.append(os.path.dirname(found))
-    for folder in candidates:
-        if folder and os.access(os.path.join(folder, "git-memory"), os.X_OK):
-            return folder
-    return None
-
-
 def command_for(spec: str) -> tuple[str, dict[str, str]]:
     """The shell command for an agent spec, and env it needs (`builtin:NAME` runs our
     offline agents with this interpreter)."""
@@ -151,40 +131,6 @@ def command_for(spec: str) -> tuple[str, dict[str, str]]:
     path = os.environ.get("PYTHONPATH", "")
     env = {"PYTHONPATH": PACKAGE_PARENT + (os.pathsep + path if path else "")}
     return f"{shlex.quote(sys.executable)} -m gitmemfs.dream.builtin {name}", env
-
-
-def agent_env(*, worktree: str, dream_id: str, prompt: str, base: str, branch: str, agent_id: str,
-              agent_name: str, tmpdir: str, transcript: str | None, extra: Mapping[str, str],
-              config: Mapping[str, str], base_env: Mapping[str, str] | None = None,
-              pass_env: Sequence[str] = ()) -> dict[str, str]:
-    env = dict(os.environ if base_env is None else base_env)
-    # Repository variables and config injected into our own environment (an inherited
-    # GIT_CONFIG_COUNT list can carry an http.extraHeader with a token) stay with us.
-    for key in list(env):
-        if key in git.REPO_ENV or key == "GIT_CONFIG_COUNT" or key.startswith(("GIT_CONFIG_KEY_",
-                                                                               "GIT_CONFIG_VALUE_")):
-            del env[key]
-    for key in SECRET_ENV:
-        if key not in pass_env:
-            env.pop(key, None)
-    for key in ("DREAM_TRANSCRIPT", "TRANSCRIPT_PATH"):
-        env.pop(key, None)
-    env.update({
-        "MEMORY_DIR": worktree, "LETTA_MEMORY_DIR": worktree, "DREAM_ID": dream_id,
-        "DREAM_PROMPT_FILE": prompt, "DREAM_BASE": base, "DREAM_BRANCH": branch,
-        "AGENT_ID": agent_id, "AGENT_NAME": agent_name,
-        "TMPDIR": tmpdir, "TMP": tmpdir, "TEMP": tmpdir,
-        "GIT_TERMINAL_PROMPT": "0",
-    })
-    if transcript:
-        env["DREAM_TRANSCRIPT"] = transcript
-        env["TRANSCRIPT_PATH"] = transcript  # upstream's name for the same file
-    scripts = scripts_dir()
-    if scripts:
-        env["PATH"] = scripts + os.pathsep + env.get("PATH", os.defpath)
-    env.update(extra)
-    git.add_config(env, config)
-    return env
 
 
 class Interrupts:
@@ -227,18 +173,20 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         status_r, status_w = os.pipe()
         argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
                                      status_fd=status_w, command=argv, write_files=sandbox_plan.write_files,
-                                     deny_chmod=sandbox_plan.deny_chmod)
-    # Its own PID namespace and /proc: our environ (and our parent git's) holds the
-    # withheld tokens for life, and must not be readable from /proc/<pid>/environ.
-    # Only when there is something to hide: in a namespace the agent's pids are not ours,
-    # and its first process ignores SIGTERM (pid 1), so a stop takes the grace period.
-    withheld = [k for k in SECRET_ENV if os.environ.get(k) and k not in env]
-    if withheld:
-        argv, why = pidns.wrap(argv)
-        if why:
-            log.progress(f"the agent shares our process namespace ({why}); withheld "
-                         f"{', '.join(withheld)} stay readable in /proc/<pid>/environ of git dream "
-                         "and its parent")
+                                     deny_chmod=sandbox_plan.deny_chmod, allow_ports=sandbox_plan.allow_ports,
+                                     hide_sockets=bool(pidns.available()[0]))
+    # Its own PID namespace and /proc: our environ (and our parent git's, and any other
+    # process of ours, such as an MCP server) holds withheld values for life, and must
+    # not be readable from /proc/<pid>/environ. Confined, also its own mount namespace
+    # where the sandbox hides every listening unix socket (sandbox.hide_sockets).
+    argv, why = pidns.wrap(argv, keep_caps=sandbox_plan is not None)
+    if why:
+        withheld = environment.withheld(os.environ, env)
+        log.progress(f"the agent shares our process namespace ({why}); "
+                     + (f"withheld {', '.join(withheld)} stay readable in /proc/<pid>/environ of git dream "
+                        "and its parent" if withheld else "other processes' environments stay readable")
+                     + ("; the person's unix sockets (ssh-agent, gpg-agent) stay reachable"
+                        if sandbox_plan is not None else ""))
     out_r, out_w = os.pipe()
     started = time.monotonic()
     result = AgentRun()

@@ -24,6 +24,22 @@ with EPERM and io_uring_setup with ENOSYS (io_uring can set xattrs without a
 syscall the filter sees); a process of any other architecture is killed. The
 probe proves it too: changing the probe's mode must fail with EPERM.
 
+The network (Landlock ABI 4, Linux 6.7): with `--allow-port N` (repeatable) the
+agent may open TCP connections only to those ports (443 by default: a model's API),
+on any host; loopback services on other ports (`git memory mcp --http`, a database, a
+debugger) refuse it with EACCES. The probe proves it: a connection to a port the
+launcher itself listens on must fail. UDP and other protocols are not mediated. From
+ABI 6, abstract unix sockets outside the sandbox are out of reach too
+(LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET).
+
+Unix sockets with a path: Landlock does not mediate connect(2) to them, so with
+`--hide-sockets` (given only inside the fresh mount namespace of dream/pidns.py) the
+launcher first covers every listening one (from /proc/net/unix: the person's
+ssh-agent and gpg-agent, the session bus, …) with a bind mount of /dev/null, then
+drops the capabilities the namespace gave it. Connecting to any of them then fails;
+the host's mounts are untouched. A socket created after the agent started is not
+covered.
+
 Protocol with the parent: `--status-fd N` names a pipe; the launcher writes
 `ok` just before exec (the fd is close-on-exec, so the parent then sees EOF) or
 `error: <why>` and exits 125 without running the agent.
@@ -34,6 +50,8 @@ import ctypes
 import errno
 import os
 import platform
+import socket
+import stat
 import sys
 from typing import Sequence
 
@@ -59,7 +77,13 @@ MAKE_BLOCK = 1 << 11
 MAKE_SYM = 1 << 12
 REFER = 1 << 13        # ABI 2: rename/link across directories
 TRUNCATE = 1 << 14     # ABI 3
+SCOPE_ABSTRACT_UNIX = 1 << 0  # ABI 6: no abstract unix sockets outside the domain
 SCOPE_SIGNAL = 1 << 1  # ABI 6: no signals to processes outside the domain
+CONNECT_TCP = 1 << 1   # LANDLOCK_ACCESS_NET_CONNECT_TCP, ABI 4
+_RULE_NET_PORT = 2
+NET_ABI = 4
+_MS_BIND = 4096
+_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 47, 4
 
 MIN_ABI = 2  # without REFER every cross-directory rename fails (git writes objects that way)
 
@@ -130,9 +154,11 @@ def file_rights(abi: int) -> int:
     return WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
 
 
-def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope_signals: bool = True) -> int:
+def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope_signals: bool = True,
+            allow_ports: Sequence[int] | None = None) -> int:
     """Restrict this thread (and everything it execs) to writing beneath `write_dirs`
-    and to the existing files `write_files`. Returns the ABI used. Raises SandboxError."""
+    and to the existing files `write_files`, and, with `allow_ports` on ABI 4 or later,
+    to TCP connections to those ports. Returns the ABI used. Raises SandboxError."""
     abi, reason = probe_abi()
     if abi < MIN_ABI:
         raise SandboxError(reason or f"Landlock ABI {abi} is too old; ABI {MIN_ABI} (Linux 5.19) or newer "
@@ -149,7 +175,12 @@ def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope
         _pack_ = 1
         _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
 
-    attr = RulesetAttr(handled, 0, SCOPE_SIGNAL if (scope_signals and abi >= 6) else 0)
+    class NetPort(ctypes.Structure):
+        _fields_ = [("allowed_access", ctypes.c_uint64), ("port", ctypes.c_uint64)]
+
+    net = CONNECT_TCP if (allow_ports is not None and abi >= NET_ABI) else 0
+    scoped = (SCOPE_SIGNAL | SCOPE_ABSTRACT_UNIX) if (scope_signals and abi >= 6) else 0
+    attr = RulesetAttr(handled, net, scoped)
     # The kernel accepts a prefix of the struct: 8 bytes before ABI 4, 24 from ABI 6.
     size = 24 if abi >= 6 else (16 if abi >= 4 else 8)
     ruleset = libc.syscall(ctypes.c_long(nr["create_ruleset"]), ctypes.byref(attr), ctypes.c_size_t(size),
@@ -170,6 +201,11 @@ def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope
                     raise SandboxError(f"landlock_add_rule({path}) failed: {os.strerror(ctypes.get_errno())}")
             finally:
                 os.close(fd)
+        for port in (allow_ports or ()) if net else ():
+            port_rule = NetPort(CONNECT_TCP, port)
+            if libc.syscall(ctypes.c_long(nr["add_rule"]), ctypes.c_int(ruleset), ctypes.c_int(_RULE_NET_PORT),
+                            ctypes.byref(port_rule), ctypes.c_uint32(0)) < 0:
+                raise SandboxError(f"landlock_add_rule(port {port}) failed: {os.strerror(ctypes.get_errno())}")
         if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise SandboxError(f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}")
         if libc.syscall(ctypes.c_long(nr["restrict_self"]), ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
@@ -313,13 +349,84 @@ def self_test(probe: str) -> None:
                        "under a dream.sandbox.allowWrite path?)")
 
 
+def _beneath(path: str, folders: Sequence[str]) -> bool:
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def hide_sockets(keep: Sequence[str]) -> list[str]:
+    """Cover every listening unix socket with a path (but those beneath `keep`, the
+    agent's own folders) with /dev/null, then drop the namespace's capabilities.
+    Only in a private mount namespace. Returns the paths covered. Raises SandboxError."""
+    try:
+        with open("/proc/net/unix", encoding="utf-8", errors="surrogateescape") as fh:
+            lines = fh.read().splitlines()[1:]
+    except OSError as exc:
+        raise SandboxError(f"cannot list unix sockets (/proc/net/unix): {exc.strerror}") from None
+    libc = _libc()
+    covered: list[str] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith("/") or fields[7] in covered:
+            continue
+        path = fields[7]
+        if _beneath(path, keep):
+            continue
+        try:
+            if not stat.S_ISSOCK(os.lstat(path).st_mode):
+                continue
+        except OSError:
+            continue  # gone, another namespace's, or in a folder we cannot enter (nor can the agent)
+        if libc.mount(b"/dev/null", os.fsencode(path), None, ctypes.c_ulong(_MS_BIND), None) != 0:
+            raise SandboxError(f"cannot hide the unix socket {path}: {os.strerror(ctypes.get_errno())}")
+        covered.append(path)
+    libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)  # the agent gets none of them
+    return covered
+
+
+def net_probe(allow_ports: Sequence[int]):  # type: ignore[no-untyped-def]
+    """A listening TCP socket on loopback, on a port not allowed (made before confining)."""
+    for _ in range(20):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        if sock.getsockname()[1] not in allow_ports:
+            sock.listen(1)
+            return sock
+        sock.close()
+    raise SandboxError("no free loopback port for the network self-test")
+
+
+def self_test_net(listener) -> None:  # type: ignore[no-untyped-def]
+    """Connecting to the probe's port must fail with EACCES once confined."""
+    port = listener.getsockname()[1]
+    client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        client.connect(("127.0.0.1", port))
+    except PermissionError:
+        return
+    except OSError as exc:
+        raise SandboxError(f"sandbox self-test: connecting to 127.0.0.1:{port} failed with "
+                           f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EACCES") from None
+    finally:
+        client.close()
+        listener.close()
+    raise SandboxError(f"sandbox self-test failed: 127.0.0.1:{port} is still reachable after confinement")
+
+
 def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_fd: int,
-                  command: Sequence[str], write_files: Sequence[str] = (), deny_chmod: bool = False) -> list[str]:
-    """The command line that runs `command` confined (see the module docstring)."""
+                  command: Sequence[str], write_files: Sequence[str] = (), deny_chmod: bool = False,
+                  allow_ports: Sequence[int] | None = None, hide_sockets: bool = False) -> list[str]:
+    """The command line that runs `command` confined (see the module docstring).
+    `allow_ports` None: the network is not confined."""
     # -I -S: no environment, user site or site-packages; the launcher needs only the stdlib.
     argv = [python, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
     if deny_chmod:
         argv.append("--deny-chmod")
+    if hide_sockets:
+        argv.append("--hide-sockets")
+    if allow_ports is not None:
+        argv.append("--confine-net")
+        for port in allow_ports:
+            argv += ["--allow-port", str(port)]
     for path in write_dirs:
         argv += ["--write", path]
     for path in write_files:
@@ -327,31 +434,47 @@ def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_
     return argv + ["--", *command]
 
 
-def _parse(argv: list[str]) -> tuple[int, str, list[str], list[str], bool, list[str]]:
-    status_fd, probe, dirs, files, no_chmod = -1, "", [], [], False
+class _Args:
+    def __init__(self) -> None:
+        self.status_fd, self.probe = -1, ""
+        self.dirs: list[str] = []
+        self.files: list[str] = []
+        self.no_chmod = self.hide_sockets = self.confine_net = False
+        self.ports: list[int] = []
+        self.command: list[str] = []
+
+
+def _parse(argv: list[str]) -> _Args:
+    args = _Args()
+    switches = {"--deny-chmod": "no_chmod", "--hide-sockets": "hide_sockets", "--confine-net": "confine_net"}
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
-        if flag == "--deny-chmod":
-            no_chmod = True
+        if flag in switches:
+            setattr(args, switches[flag], True)
             i += 1
             continue
-        if flag == "--status-fd":
-            status_fd = int(value)
+        if flag == "--allow-port":
+            args.ports.append(int(value))
+        elif flag == "--status-fd":
+            args.status_fd = int(value)
         elif flag == "--probe":
-            probe = value
+            args.probe = value
         elif flag == "--write":
-            dirs.append(value)
+            args.dirs.append(value)
         elif flag == "--write-file":
-            files.append(value)
+            args.files.append(value)
         else:
             raise SystemExit(f"sandbox launcher: unknown option {flag}")
         i += 2
-    return status_fd, probe, dirs, files, no_chmod, argv[i + 1:]
+    args.command = argv[i + 1:]
+    return args
 
 
 def main(argv: list[str]) -> int:
-    status_fd, probe, dirs, files, no_chmod, command = _parse(argv)
+    args = _parse(argv)
+    status_fd, probe, dirs, files, no_chmod, command = (args.status_fd, args.probe, args.dirs, args.files,
+                                                       args.no_chmod, args.command)
 
     def report(text: str) -> None:
         if status_fd >= 0:
@@ -364,8 +487,14 @@ def main(argv: list[str]) -> int:
         report("error: no command to run")
         return 125
     try:
+        if args.hide_sockets:
+            hide_sockets(dirs)
+        ports = args.ports if args.confine_net else None
+        listener = net_probe(args.ports) if ports is not None and probe_abi()[0] >= NET_ABI else None
         devices = [p for p in DEVICE_FILES if os.path.exists(p)]
-        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices)
+        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices, allow_ports=ports)
+        if listener is not None:
+            self_test_net(listener)
         if no_chmod:
             deny_chmod()
         if probe:

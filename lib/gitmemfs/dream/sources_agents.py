@@ -246,10 +246,13 @@ def codex(path: str) -> Parsed:
 
 
 def session_cwd(path: str, kind: str) -> str | None:
-    """The working directory a session ran in, from its first lines (cheap: stops early)."""
+    """The working directory a session ran in: Codex's `session_meta` (among the first
+    lines), Claude Code's first line that records a `cwd` (after any summaries).
+    Stops at the first one found."""
+    lines = 50 if kind == "codex" else 1 << 62
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
-            for _n, line in zip(range(50), fh):
+            for _n, line in zip(range(lines), fh):
                 try:
                     item = json.loads(line)
                 except ValueError:
@@ -294,12 +297,17 @@ def session_files(kind: str, folder: str) -> list[str]:
 
 
 def project_sessions(project: str, env: Any = os.environ) -> list[tuple[str, str]]:
-    """[(kind, path)] of every Claude Code and Codex session that ran in `project`."""
+    """[(kind, path)] of every Claude Code and Codex session that ran in `project`: by the
+    working directory each session recorded. Claude Code's folder name alone is not
+    enough: it maps every other character to '-', so `my-proj` and `my_proj` share one."""
     out: list[tuple[str, str]] = []
     project = os.path.realpath(project)
     folder = os.path.join(claude_home(env), "projects", claude_slug(project))
     if os.path.isdir(folder):
-        out += [("claude-code", p) for p in session_files("claude-code", folder)]
+        for path in session_files("claude-code", folder):
+            cwd = session_cwd(path, "claude-code")
+            if cwd and os.path.realpath(cwd) == project:
+                out.append(("claude-code", path))
     tree = os.path.join(codex_home(env), "sessions")
     if os.path.isdir(tree):
         for path in session_files("codex", tree):

@@ -354,6 +354,9 @@ class Editor:
         if start < 1 or (end != -1 and end < start):
             raise MemfsError(f"memory view: invalid range {start}:{end}; use A:B with 1 <= A <= B, "
                              "or B = -1 for the end")
+        if view_range is not None and start > len(lines):
+            raise MemfsError(f"memory view: invalid range {start}:{end}: {rel}'s body has {len(lines)} "
+                             f"line{'' if len(lines) == 1 else 's'}; start at 1 to {max(len(lines), 1)}")
         stop = len(lines) if end == -1 else min(end, len(lines))
         text = "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, stop + 1))
         return Outcome(text, extra={"path": rel, "kind": "file", "description": mf.description,
@@ -400,14 +403,12 @@ def _match_lines(body: str, needle: str) -> list[int]:
 
 
 def _line_number(value: object) -> int:
+    """A line number: a whole number. A JSON number such as 3.0 counts (JSON has one
+    number type); 1.5, 1e400 and NaN are refused rather than rounded to some line."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MemfsError("memory insert: 'insert_line' must be a number")
-    if isinstance(value, float):  # a tool call's JSON number (math: a shared library, loaded only here)
-        import math
-
-        if math.isnan(value):
-            raise MemfsError("memory insert: 'insert_line' must be a number")
-        if math.isinf(value):
-            return 2**31 if value > 0 else 0
-        return math.floor(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise MemfsError(f"memory insert: 'insert_line' must be a whole number of lines, got {value!r}")
+        return int(value)
     return value

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, constraints, git, gitconfig, rules
+from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
     from typing import Callable, Iterable, Iterator, Sequence
 
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
     from gitmemfs.core.rules import Problem
     from gitmemfs.core.snapshot import FileEntry
 
@@ -54,13 +55,14 @@ class Report:
         self.problems = problems
         self.files = files
         self.commits = commits
+        self.notes: list[str] = []  # shown after the problems, when there are any
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def lines(self) -> list[str]:
-        return [str(p) for p in self.problems]
+        return [str(p) for p in self.problems] + (self.notes if self.problems else [])
 
     def as_dict(self) -> dict[str, object]:
         return {"ok": self.ok, "mode": self.mode, "files": self.files, "commits": self.commits,
@@ -125,7 +127,7 @@ def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None
 
 def _settings_here(cwd: str, env: dict[str, str] | None) -> dict[str, str] | None:
     """`settings()` without git, for a repository at `cwd` with its own `.git`
-    folder, when core/gitconfig.py is sure of the answer; else None."""
+    folder, when core/gitfiles/gitconfig.py is sure of the answer; else None."""
     git_dir = os.path.join(cwd, ".git")
     if not os.path.isdir(git_dir):
         return None
@@ -349,14 +351,14 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     `git.STAGED_DIFF` already started (the hook starts it before importing this).
     """
     # A small commit's blobs are loose objects, read without a second git process;
-    # the rest go through one cat-file (core/loose.py).
+    # the rest go through one cat-file (core/gitfiles/loose.py).
     # No --ignore-submodules: a gitlink staged over a memory path must be seen (issue 12).
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
 
     with loose.Reader(cwd, env=env) as reader:
         # Usually the diff is the one git process: the settings are read from the
-        # config files (core/gitconfig.py), and the few index look-ups from the index
-        # file (core/index.py). When either is unsure, git answers: the diff and the
+        # config files (core/gitfiles/gitconfig.py), and the few index look-ups from the index
+        # file (core/gitfiles/index.py). When either is unsure, git answers: the diff and the
         # settings then start together, so their start-ups overlap on a second core.
         found = _settings_here(cwd, env)
         if diff is not None:
@@ -381,7 +383,9 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
                 ch.path for ch in changes) else rules.DEFAULT_SCOPE
-        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ), parent="HEAD:")
+        # A person's plain `git commit`: the approval is in their shell (core/approval.py);
+        # no git of ours passes one on that its caller did not grant.
+        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_shell(os.environ), parent="HEAD:")
         return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader,
                              contexts=lambda _commit: ctx)
 
@@ -522,8 +526,9 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
 
     `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
     server hooks pass `NEW... --not --all`: only commits the repository lacks).
-    Each commit is judged in its own tree's layout. `approvals` default to this
-    process's environment (a dream's gate passes none).
+    Each commit is judged in its own tree's layout. `approvals` default to what
+    gate/approved.py finds: signed trailers where the memory has allowed signers,
+    else this process's environment and trusted trailers (a dream's gate passes none).
     """
     revs = [spec] if isinstance(spec, str) else list(spec)
     listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
@@ -550,16 +555,20 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     if scope is None:
         scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
             ch.path for ch in changes) else rules.DEFAULT_SCOPE
-    approved = approval.from_env(os.environ) if approvals is None else frozenset(approvals)
-    trailers = _trailer_approvals(cwd, [parts[0] for parts in lines], env) if approvals is None and (
-        found.get("memory.approvaltrailers", "").strip().lower() in ("true", "yes", "on", "1")) else {}
+    if approvals is None:
+        from gitmemfs.gate import approved as approved_commits  # not on the pre-commit path
+
+        granted = approved_commits.for_range(cwd, [parts[0] for parts in lines], found, env)
+    else:
+        granted = None
+    fixed = frozenset(approvals or ())
     with git.BlobReader(cwd, env=env) as reader:
         cache: dict[str | None, Context] = {}
 
         def contexts(commit: str | None) -> Context:
             if commit not in cache:
                 cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"),
-                                           approved | trailers.get(commit or "", frozenset()),
+                                           granted.of(commit) if granted is not None else fixed,
                                            parent=f"{commit}^:")
             return cache[commit]
 
@@ -567,7 +576,8 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                                contexts=contexts)
     # What people approved in these commits (pushed() grants it to the tip-to-tip check,
     # whose changes each commit already answered for).
-    report.trailer_approvals = frozenset().union(*trailers.values())  # type: ignore[attr-defined]
+    report.approvals = granted.any() if granted is not None else fixed  # type: ignore[attr-defined]
+    report.notes = granted.notes() if granted is not None else []
     return report
 
 
@@ -593,6 +603,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             moves.append((old, new))
     if not news:
         return Report("push", refused, 0, 0)
+    # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
+    # trailers where the memory has allowed signers, never the pusher's environment then.
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
     report.mode = "push"
     report.problems[:0] = refused
@@ -604,28 +616,13 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             ch.commit = new
         with git.BlobReader(cwd, env=env) as reader:
             ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
-                             approval.from_env(os.environ) | getattr(report, "trailer_approvals", frozenset()),
-                             parent=f"{old}:")
+                             getattr(report, "approvals", frozenset()), parent=f"{old}:")
             extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
                                   reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
     return report
-
-
-def _trailer_approvals(cwd: str, commits: list[str], env: dict[str, str] | None) -> dict[str, frozenset[str]]:
-    """`Memory-Approved:` trailers (written by protect/unprotect), per commit. Only read
-    where `memory.approvalTrailers` is true: a gate whose pushers are people."""
-    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
-                         f"{approval.TRAILER},valueonly,separator=%x20)%x02"],
-                        cwd=cwd, env=env, input="".join(c + "\n" for c in commits))
-    out = {}
-    for record in res.out.split("\x02"):
-        sha, _, words = record.strip().partition("\x01")
-        if sha and words.strip():
-            out[sha] = approval.from_env({approval.VAR: words})
-    return out
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:

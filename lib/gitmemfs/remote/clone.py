@@ -17,7 +17,7 @@ import shutil
 import time
 from typing import Mapping
 
-from gitmemfs.core import git, writer
+from gitmemfs.core import git, oserrors, writer
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import redact
@@ -112,7 +112,7 @@ def _make_parent(dest: str) -> str | None:
     while not os.path.exists(probe):
         top = probe
         probe = os.path.dirname(probe)
-    os.makedirs(parent, exist_ok=True)
+    oserrors.make_folders(parent, "git memory clone")
     return top
 
 
