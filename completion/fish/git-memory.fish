@@ -123,10 +123,12 @@ complete -c git-memory -n '__fish_seen_subcommand_from clone' -s q -l quiet -d '
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l layout -d 'the memory\'s layout, recorded as memory.layout (a clone cannot read the remote\'s config; a plain memory needs this)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l branch -d 'the branch to check out (default: the server\'s HEAD, else main, else the only one)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -l deadline -d 'how long to keep retrying a push others\' pushes refused (default: memory.syncDeadline, else 60)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
@@ -371,10 +373,12 @@ complete -c git -n '__fish_seen_subcommand_from clone' -s q -l quiet -d 'print n
 complete -c git -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
 complete -c git -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
 complete -c git -n '__fish_seen_subcommand_from clone' -l layout -d 'the memory\'s layout, recorded as memory.layout (a clone cannot read the remote\'s config; a plain memory needs this)' -r
+complete -c git -n '__fish_seen_subcommand_from clone' -l branch -d 'the branch to check out (default: the server\'s HEAD, else main, else the only one)' -r
 complete -c git -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from sync' -l deadline -d 'how long to keep retrying a push others\' pushes refused (default: memory.syncDeadline, else 60)' -r
 complete -c git -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
