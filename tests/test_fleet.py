@@ -31,7 +31,7 @@ EDITS = 10
 DEADLINE = "600"
 FLEET_TIMEOUT = 1500.0
 
-pytestmark = pytest.mark.timeout(1800)
+pytestmark = [pytest.mark.timeout(1800), pytest.mark.soak]
 
 
 def clone_fleet(url: str, workdir: Path, env: dict[str, str] | None = None,

@@ -8,6 +8,8 @@ set -eu
 cd "$(dirname "$0")/.."
 versions=${PYTHONS:-3.10 3.11 3.12 3.13}
 tests=${MATRIX_TESTS:-}
+# The fleet soak (minutes of load) runs once, in make test; every other test runs here.
+select=${MATRIX_SELECT:-not soak}
 status=0
 find_python() {  # a pyenv shim may name a version it can't run: try each candidate
     for cand in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python"$1" \
@@ -25,13 +27,19 @@ for v in $versions; do
     venv=.venv-matrix/$v
     if [ ! -x "$venv/bin/python" ]; then "$py" -m venv "$venv"; fi
     if [ ! -f "$venv/.installed" ] || [ setup.cfg -nt "$venv/.installed" ]; then
-        "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp]'
+        if ! "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp]' \
+                > "$venv/pip.log" 2>&1; then
+            cat "$venv/pip.log" >&2
+            echo "matrix: could not install the package on Python $v" >&2
+            status=1
+            continue
+        fi
         touch "$venv/.installed"
     fi
     echo "matrix: Python $v ($("$venv/bin/python" -c 'import sys; print(sys.version.split()[0])'))"
     # shellcheck disable=SC2086
     if ! GIT_MEMFS_PYTHON="$PWD/$venv/bin/python" PATH="$PWD/bin:$PATH" \
-            "$venv/bin/python" -m pytest -q -n auto $tests; then
+            "$venv/bin/python" -m pytest -q -n auto -m "$select" $tests; then
         echo "matrix: the suite failed on Python $v" >&2
         status=1
     fi
