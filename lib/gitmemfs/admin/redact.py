@@ -304,7 +304,9 @@ def _record(repo: Repo, pending: dict[str, Any], reason: str | None) -> str:
                  "Memory-Op: redact", f"{APPROVED}: redact"]
     subject = (reason or "").strip() or "Redact what must be forgotten from every version"
     message = subject + "\n\n" + "\n".join(trailers) + "\n"
-    repo.git("commit", "--allow-empty", "-q", "-F", "-", input=message)
+    # Our git runner turns signing off for every commit; the person's own setting wins here.
+    sign = ["-S"] if repo.cfg_bool("commit.gpgsign") else []
+    repo.git("commit", "--allow-empty", "-q", *sign, "-F", "-", input=message)
     return repo.git("rev-parse", "HEAD").out.strip()
 
 

@@ -1,0 +1,170 @@
+"""A redaction across remotes: a gated server takes `git memory redact --push` and
+refuses every other rewrite of main (forged redactions included); clones made before
+the redaction move onto the redacted history with `git memory sync`, their own new
+commits replayed and redacted, and the old objects gone."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import git, head, memfile, memory, write
+
+pytest.importorskip("git_filter_repo", reason="git-filter-repo is not installed (the redact extra)")
+
+SECRET = "sk-live-7Hq9ZzPLxw31"
+REFUSED = "a history rewrite is refused: only `git memory redact` rewrites a memory's history"
+
+
+def all_objects(repo: Path) -> bytes:
+    return subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo, capture_output=True,
+                          check=True).stdout
+
+
+def build(repo: Path, commits: int) -> None:
+    """A history through fast-import: the secret in two files and one message."""
+    chunks = []
+    for n in range(commits):
+        files = {f"notes/n{n % 7}.md": memfile(f"Note {n % 7}", f"entry {n}\n")}
+        if n == 5:
+            files["notes/keys.md"] = memfile("Keys", f"prod key {SECRET}\n")
+        if n == 12:
+            files["system/ops.md"] = memfile("Ops", f"rotate {SECRET} monthly\n")
+        message = f"commit {n}" + (f" (used {SECRET})" if n == 6 else "")
+        body = "".join(f"M 100644 inline {p}\ndata {len(d.encode())}\n{d}\n" for p, d in files.items())
+        chunks.append(f"commit refs/heads/main\nauthor A <a@example.invalid> {1700000000 + n} +0000\n"
+                      f"committer A <a@example.invalid> {1700000000 + n} +0000\n"
+                      f"data {len(message.encode())}\n{message}\n"
+                      + ("from refs/heads/main^0\n" if n == 0 else "") + body)
+    git("fast-import", "--quiet", cwd=repo, input="".join(chunks))
+    git("reset", "-q", "--hard", "main", cwd=repo)
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> dict[str, Path]:
+    srv = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "--initial-branch=main", str(srv), cwd=tmp_path)
+    mem = tmp_path / "mem"
+    assert memory("init", "-q", str(mem), cwd=tmp_path).returncode == 0
+    build(mem, 30)
+    git("remote", "add", "origin", str(srv), cwd=mem)
+    git("push", "-q", "-u", "origin", "main", cwd=mem)
+    proc = memory("hooks", "install", cwd=srv)
+    assert proc.returncode == 0, proc.stderr
+    (tmp_path / "secrets.txt").write_text(f"{SECRET}\n")
+    return {"mem": mem, "srv": srv, "tmp": tmp_path}
+
+
+def filter_repo(repo: Path, expressions: str) -> None:
+    """git-filter-repo run by hand, as someone forging a redaction would."""
+    rules = repo.parent / f"{repo.name}-rules.txt"
+    rules.write_text(expressions)
+    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
+    subprocess.run(["git", "filter-repo", "--force", "--quiet", "--prune-empty", "never", "--prune-degenerate",
+                    "never", "--replace-text", str(rules), "--replace-message", str(rules)], cwd=repo, env=env,
+                   check=True, capture_output=True)
+
+
+def record(repo: Path) -> None:
+    git("commit", "-q", "--allow-empty", "--no-verify", "-m",
+        "Redact\n\nMemory-Redacted: text sha256:00:00\nMemory-Op: redact\nMemory-Approved: redact", cwd=repo)
+
+
+def refused(repo: Path, srv: Path, *args: str) -> str:
+    before = git("for-each-ref", cwd=srv).stdout
+    proc = git("push", *args, cwd=repo, check=False)
+    assert proc.returncode != 0, proc.stderr
+    assert "pre-receive hook declined" in proc.stderr, proc.stderr
+    assert git("for-each-ref", cwd=srv).stdout == before
+    return proc.stderr
+
+
+def test_the_gate_takes_a_redaction_and_refuses_an_ordinary_rewrite(world: dict[str, Path]) -> None:
+    mem, srv = world["mem"], world["srv"]
+    old = head(mem)
+    # An ordinary rewrite: amend the tip and force it.
+    write(mem, "notes/n1.md", memfile("Note 1", "rewritten\n"))
+    git("commit", "-q", "-a", "--amend", "-m", "amended", cwd=mem)
+    stderr = refused(mem, srv, "--force", "origin", "main")
+    assert f"remote: refs/heads/main: {REFUSED}" in stderr and "memory.allowRewrite" in stderr
+    git("reset", "-q", "--hard", old, cwd=mem)
+    # The real thing, with an unpushed local commit on top of what the server has.
+    write(mem, "notes/local.md", memfile("Local", "made before the redaction\n"))
+    git("add", "-A", cwd=mem)
+    git("commit", "-q", "-m", "a local note", cwd=mem)
+    done = memory("redact", "--text-file", str(world["tmp"] / "secrets.txt"), "--push", cwd=mem)
+    assert done.returncode == 0, done.stderr
+    assert git("rev-parse", "main", cwd=srv).stdout == git("rev-parse", "HEAD", cwd=mem).stdout
+    git("gc", "-q", "--prune=now", cwd=srv)
+    git("reflog", "expire", "--expire=now", "--all", cwd=srv)
+    git("gc", "-q", "--prune=now", cwd=srv)
+    assert SECRET.encode() not in all_objects(srv)
+    assert git("fsck", "--no-progress", cwd=srv).returncode == 0
+
+
+def test_a_forged_redaction_is_refused(world: dict[str, Path]) -> None:
+    srv, tmp = world["srv"], world["tmp"]
+    # 1. Spans replaced by something other than [REDACTED], and a line changed.
+    forged = tmp / "forged"
+    git("clone", "-q", str(srv), str(forged), cwd=tmp)
+    filter_repo(forged, f"{SECRET}==>[REDACTED]\nentry 3==>entry three\n")
+    record(forged)
+    git("remote", "add", "origin", str(srv), cwd=forged)
+    stderr = refused(forged, srv, "--force", "origin", "main")
+    assert REFUSED in stderr
+    # 2. A genuine span redaction that also drops a commit (headers kept as they were).
+    dropped = tmp / "dropped"
+    git("clone", "-q", str(srv), str(dropped), cwd=tmp)
+    filter_repo(dropped, f"{SECRET}==>[REDACTED]\n")
+    shas = git("rev-list", "--reverse", "HEAD", cwd=dropped).stdout.split()
+    tip = shas[19]  # commit 20 is dropped: its children are rebuilt on commit 19
+    for sha in shas[21:]:
+        fields = git("log", "-1", "--format=%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%B", "--date=raw", sha,
+                     cwd=dropped).stdout.split("\0")
+        env = dict(zip(["GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+                        "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE"], fields[:6]))
+        tree = git("rev-parse", f"{sha}^{{tree}}", cwd=dropped).stdout.strip()
+        tip = git("commit-tree", "-p", tip, "-m", fields[6].strip(), tree, cwd=dropped, env=env).stdout.strip()
+    git("reset", "-q", "--hard", tip, cwd=dropped)
+    record(dropped)
+    git("remote", "add", "origin", str(srv), cwd=dropped)
+    assert REFUSED in refused(dropped, srv, "--force", "origin", "main")
+    # 3. The same history with the commit kept is a redaction, and goes in.
+    kept = tmp / "kept"
+    git("clone", "-q", str(srv), str(kept), cwd=tmp)
+    filter_repo(kept, f"{SECRET}==>[REDACTED]\n")
+    record(kept)
+    git("remote", "add", "origin", str(srv), cwd=kept)
+    proc = git("push", "--force", "origin", "main", cwd=kept, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_where_signers_are_listed_the_record_must_be_signed(world: dict[str, Path]) -> None:
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    key = tmp / "person"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "person", "-f", str(key)], check=True)
+    signers = tmp / "allowed_signers"
+    signers.write_text(f"a@example.invalid {(tmp / 'person.pub').read_text()}")
+    git("config", "gpg.ssh.allowedSignersFile", str(signers), cwd=srv)
+    for name, value in (("gpg.format", "ssh"), ("user.signingKey", str(key)), ("commit.gpgSign", "true"),
+                        ("user.email", "a@example.invalid")):
+        git("config", name, value, cwd=mem)
+    # The person's redaction: its record is signed, and the gate takes it.
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert git("log", "-1", "--format=%G?", "main", cwd=srv).stdout.strip() == "G"
+    # Someone else's, unsigned, of a later note: refused.
+    write(mem, "notes/later.md", memfile("Later", "token tok-9Kq2Lm77xx\n"))
+    git("add", "-A", cwd=mem)
+    git("commit", "-q", "-m", "a later note", cwd=mem)
+    git("push", "-q", "origin", "main", cwd=mem)
+    forged = tmp / "forged"
+    git("clone", "-q", str(srv), str(forged), cwd=tmp)
+    filter_repo(forged, "tok-9Kq2Lm77xx==>[REDACTED]\n")
+    record(forged)
+    git("remote", "add", "origin", str(srv), cwd=forged)
+    stderr = refused(forged, srv, "--force", "origin", "main")
+    assert "redaction is refused here unless its record commit is signed by a key in" in stderr
