@@ -4,6 +4,7 @@ the redaction move onto the redacted history with `git memory sync`, their own n
 commits replayed and redacted, and the old objects gone."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -168,3 +169,73 @@ def test_where_signers_are_listed_the_record_must_be_signed(world: dict[str, Pat
     git("remote", "add", "origin", str(srv), cwd=forged)
     stderr = refused(forged, srv, "--force", "origin", "main")
     assert "redaction is refused here unless its record commit is signed by a key in" in stderr
+
+
+def clone(srv: Path, path: Path) -> Path:
+    git("clone", "-q", str(srv), str(path), cwd=path.parent)
+    assert memory("hooks", "install", cwd=path).returncode == 0
+    return path
+
+
+def sync(repo: Path) -> dict:
+    proc = memory("--json", "sync", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_clones_move_onto_the_redacted_history(world: dict[str, Path]) -> None:
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    one, two = clone(srv, tmp / "one"), clone(srv, tmp / "two")
+    old = head(one)
+    # `two` has a commit of its own, not pushed, that holds the secret too, and a backup ref.
+    write(two, "notes/mine.md", memfile("Mine", f"also {SECRET} here\n"))
+    git("add", "-A", cwd=two)
+    git("commit", "-q", "-m", "my own note", cwd=two)
+    git("update-ref", "refs/memory/backup/20260101T000000Z", "HEAD~3", cwd=two)
+    done = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert done.returncode == 0, done.stderr
+    redacted = git("rev-parse", "main", cwd=srv).stdout.strip()
+
+    out = sync(one)
+    assert out["message"].startswith(f"Moved onto the redacted history from {old[:7]}; 0 local commit(s) "
+                                     "replayed.")
+    assert head(one) == redacted
+    out = sync(two)
+    assert out["message"].startswith(f"Moved onto the redacted history from {old[:7]}; 1 local commit(s) "
+                                     "replayed.") and out["state"] == "pushed", out
+    assert SECRET not in out["message"]
+    assert git("rev-parse", "HEAD^", cwd=two).stdout.strip() == redacted
+    assert head(two) == git("rev-parse", "main", cwd=srv).stdout.strip()
+    assert (two / "notes/mine.md").read_text() == memfile("Mine", "also [REDACTED] here\n")
+    assert git("log", "-1", "--format=%s", cwd=two).stdout.strip() == "my own note"
+    kept = git("rev-parse", "refs/memory/backup/20260101T000000Z", cwd=two).stdout.strip()
+    assert git("merge-base", "--is-ancestor", kept, redacted, cwd=two, check=False).returncode == 0
+    for repo in (one, two):
+        assert SECRET.encode() not in all_objects(repo)
+        assert git("fsck", "--no-progress", "--strict", cwd=repo).returncode == 0
+    # Later syncs: `one` takes `two`'s commit; nothing old comes back anywhere.
+    assert sync(one)["state"] == "pulled" and head(one) == head(two)
+    assert sync(two)["state"] == "clean"
+    for repo in (one, two, srv):
+        listed = git("rev-list", "--all", "--objects", cwd=repo).stdout
+        oids = "".join(line.split()[0] + "\n" for line in listed.splitlines())
+        blobs = subprocess.run(["git", "cat-file", "--batch"], cwd=repo, input=oids.encode(),
+                               capture_output=True, check=True).stdout
+        assert SECRET.encode() not in blobs
+    assert SECRET.encode() not in all_objects(one) + all_objects(two)
+
+
+def test_a_clone_with_uncommitted_changes_does_not_move_or_merge(world: dict[str, Path]) -> None:
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    one = clone(srv, tmp / "one")
+    old = head(one)
+    done = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert done.returncode == 0, done.stderr
+    write(one, "notes/n1.md", memfile("Note 1", "being edited\n"))
+    proc = memory("sync", cwd=one)
+    assert proc.returncode == 1 and "the remote's history was redacted" in proc.stderr
+    assert "commit or discard the uncommitted changes" in proc.stderr and head(one) == old
+    git("commit", "-q", "-am", "finish the edit", cwd=one)
+    out = sync(one)
+    assert "1 local commit(s) replayed" in out["message"] and out["state"] == "pushed"
+    assert SECRET.encode() not in all_objects(one)

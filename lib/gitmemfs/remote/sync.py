@@ -118,6 +118,7 @@ class _Sync:
         self.rebased = False                  # HEAD is the local commits rebased onto the remote
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
         self.integrated = 0                   # times the local commits were brought onto the remote
+        self.moved: str | None = None         # the line saying sync moved onto a redacted history
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -131,7 +132,7 @@ class _Sync:
         fields.setdefault("backup_ref", self.backup)
         fields.setdefault("rebased", self.rebased)
         fields.setdefault("merge_commit", self.merge_commit)
-        return SyncResult(state, message, **fields)
+        return SyncResult(state, f"{self.moved} {message}" if self.moved else message, **fields)
 
     def run(self) -> SyncResult:
         repo = self.repo
@@ -158,6 +159,11 @@ class _Sync:
         failed = self.fetch()
         if failed is not None:
             return failed
+        from gitmemfs.remote import redaction_sync  # status imports this module; it needs none of that
+
+        self.moved = redaction_sync.follow(repo, self.up.tracking)  # the remote redacted its history
+        if self.moved:
+            head, branch, dirty = writer.status(repo)
         if dirty:
             issues = writer.encoding_issues(repo.root, dirty)
             shown = ", ".join(dirty[:10]) + (f", and {len(dirty) - 10} more" if len(dirty) > 10 else "")
