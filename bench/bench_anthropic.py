@@ -21,6 +21,9 @@ FIGURES = {
     "anthropic_plain_commit_ms": (None, "ms", "write + git add + git commit of one file, same repo and hooks"),
     "anthropic_create_over_commit": (1.0, "x", "create / one plain git commit"),
     "anthropic_str_replace_over_commit": (1.0, "x", "str_replace / one plain git commit"),
+    "anthropic_adopt_ms": (None, "ms", "str_replace after a file was written beside the tool: two commits"),
+    "anthropic_adopt_over_commit": (2.0, "x", "that outside change adopted plus the str_replace / one plain "
+                                             "git commit"),
 }
 
 FILES = 100
@@ -34,7 +37,7 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
     except ImportError:  # the [anthropic] extra is not installed: nothing to measure
         return {}
     ref = BetaLocalFilesystemMemoryTool(os.path.join(workdir, "ref"))
-    ours = GitMemoryTool(os.path.join(workdir, "ours"))
+    ours = GitMemoryTool(os.path.join(workdir, "ours"), git_dir=os.path.join(workdir, "ours.git"))
     for tool in (ref, ours):
         for i in range(FILES):
             tool.call({"command": "create", "path": f"/memories/topic{i // 10}/note{i:03d}.txt",
@@ -55,6 +58,15 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
                                        "old_str": f"fact number {0 if i < 0 else f'v{i}'}\n",
                                        "new_str": f"fact number v{i + 1}\n"}), repeat)
 
+    def adopted(i: int) -> None:
+        os.makedirs(os.path.join(repo, "hand"), exist_ok=True)
+        with open(os.path.join(repo, "hand", f"h{i + 1}.txt"), "w") as fh:  # a person's file, beside the tool
+            fh.write("written by hand\n")
+        ours.call({"command": "str_replace", "path": "/memories/topic0/note001.txt",
+                   "old_str": f"fact number {1 if i < 0 else f'a{i}'}\n", "new_str": f"fact number a{i + 1}\n"})
+
+    adopt = median_ms(adopted, repeat)
+
     def plain_commit(i: int) -> None:
         rel = f"plain/p{i + 1}.txt"
         os.makedirs(os.path.join(repo, "plain"), exist_ok=True)
@@ -66,4 +78,5 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
     commit = median_ms(plain_commit, repeat)
     return {"anthropic_view_ms": view, "anthropic_view_ref_ms": view_ref, "anthropic_view_ratio": view / view_ref,
             "anthropic_create_ms": create, "anthropic_str_replace_ms": edit, "anthropic_plain_commit_ms": commit,
-            "anthropic_create_over_commit": create / commit, "anthropic_str_replace_over_commit": edit / commit}
+            "anthropic_create_over_commit": create / commit, "anthropic_str_replace_over_commit": edit / commit,
+            "anthropic_adopt_ms": adopt, "anthropic_adopt_over_commit": adopt / commit}

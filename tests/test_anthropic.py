@@ -221,8 +221,8 @@ def test_links_into_git_are_never_read_or_written(tmp_path: Path) -> None:
     assert not (root / ".git" / "hooks" / "pre-commit").read_text().startswith("x")
 
 
-def test_scoped_cleanliness(tmp_path: Path) -> None:
-    tool = GitMemoryTool(str(tmp_path / "m"))
+def test_scoped_cleanliness_without_adopting(tmp_path: Path) -> None:
+    tool = GitMemoryTool(str(tmp_path / "m"), adopt=False)
     tool.call({"command": "create", "path": f"{M}/a.txt", "file_text": "a\n"})
     tool.call({"command": "create", "path": f"{M}/b.txt", "file_text": "b\n"})
     root = tool.memory_root
@@ -236,6 +236,189 @@ def test_scoped_cleanliness(tmp_path: Path) -> None:
     assert out.startswith("error: Memory repo has uncommitted changes.") and "Dirty: b.txt" in out, out
     assert (root / "b.txt").read_text() == "edited by hand\n" and git("rev-parse", "HEAD", cwd=root).stdout == head
     assert "dropped.txt" in tool.call({"command": "view", "path": M})
+
+
+def test_outside_changes_are_adopted_as_their_own_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENT_ID", "agent-7")  # the tool's commits are the agent's, the outside one the person's
+    tool = GitMemoryTool(str(tmp_path / "m"))
+    for name in ("a.txt", "b.txt", "c.txt"):
+        tool.call({"command": "create", "path": f"{M}/{name}", "file_text": f"{name}\n"})
+    root = tool.memory_root
+    (root / "b.txt").write_bytes(b"line1\r\nline2\r\n")  # changed, created and removed beside the tool
+    (root / "notes").mkdir()
+    (root / "notes" / "new.txt").write_text("a person wrote this\n")
+    (root / "c.txt").unlink()
+    git("mv", "a.txt", "moved.txt", cwd=root)  # a rename a person staged: both paths
+    assert tool.call({"command": "view", "path": f"{M}/b.txt"}).endswith("     2\tline2\r\n     3\t")
+    assert git("status", "--porcelain", cwd=root).stdout != ""  # a view records nothing
+    tool.call({"command": "str_replace", "path": f"{M}/b.txt", "old_str": "line2", "new_str": "LINE2"})
+    assert (root / "b.txt").read_bytes() == b"line1\r\nLINE2\r\n"
+    log = git("log", "-2", "--format=%an <%ae>|%s|%(trailers:only,unfold,separator=%x2C)", cwd=root).stdout
+    assert log.splitlines() == [
+        "agent-7 <agent-7@agents.invalid>|str_replace /memories/b.txt|Memory-Op: str_replace,Memory-Path: b.txt",
+        "Test User <test@example.com>|outside change|Memory-Op: adopt,Memory-Path: a.txt,Memory-Path: b.txt,"
+        "Memory-Path: c.txt,Memory-Path: moved.txt,Memory-Path: notes/new.txt"]
+    kept = subprocess.run(["git", "show", "HEAD~1:b.txt"], cwd=root, capture_output=True, check=True).stdout
+    assert kept == b"line1\r\nline2\r\n"  # the person's bytes, as they were
+    assert git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout == ""
+    checked = memory("check", "HEAD~4..HEAD", cwd=root)  # every commit passes the gate, the adopted one too
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_refused_outside_change_refuses_only_the_writes_it_touches(tmp_path: Path) -> None:
+    tool = GitMemoryTool(str(tmp_path / "m"))
+    tool.call({"command": "view", "path": M})
+    root = tool.memory_root
+    (root / "rules.md").write_text(memfile("Ground rules", "Never share secrets.\n", "read_only: true"))
+    git("add", "rules.md", cwd=root)
+    git("commit", "-qm", "protect", "--no-verify", cwd=root)  # a person protects it
+    (root / "rules.md").write_text(memfile("Ground rules", "Share everything.\n"))  # unprotected by hand
+    (root / "link.txt").symlink_to(root / "rules.md")
+    (root / "fine.txt").write_text("adoptable\n")
+    head = git("rev-parse", "HEAD", cwd=root).stdout
+    out = answer(tool, {"command": "insert", "path": f"{M}/rules.md", "insert_line": 0, "insert_text": "x"})
+    assert out.startswith("error: memory: an outside change was not adopted: ") and "rules.md" in out, out
+    assert "rules.md: file is read_only and cannot be modified" in out and "link.txt" not in out, out
+    assert git("rev-parse", "HEAD", cwd=root).stdout == head  # nothing committed, nothing changed
+    assert "Share everything." in (root / "rules.md").read_text()
+    out = answer(tool, {"command": "create", "path": f"{M}/other.txt", "file_text": "o\n"})
+    assert out == "ok: File created successfully at: /memories/other.txt"
+    assert git("log", "-2", "--format=%s", cwd=root).stdout.split("\n")[:2] == ["create /memories/other.txt",
+                                                                               "outside change"]
+    assert git("show", "--name-only", "--format=", "HEAD~1", cwd=root).stdout.split() == ["fine.txt"]
+    dirty = git("status", "--porcelain", "--untracked-files=all", cwd=root).stdout.splitlines()
+    assert sorted(dirty) == [" M rules.md", "?? link.txt"]  # left as they were, uncommitted
+    with pytest.raises(ToolError, match="link.txt is a symbolic link"):  # the whole tree: both refuse it
+        tool.clear_all_memory()
+    assert (root / "other.txt").exists()
+
+
+def test_base_path_holds_only_the_memory_files_and_one_link(tmp_path: Path) -> None:
+    tool = GitMemoryTool(str(tmp_path / "m"))
+    tool.call({"command": "create", "path": f"{M}/a/b.txt", "file_text": "b"})
+    found = []
+    for dirpath, _, filenames in os.walk(tmp_path / "m"):  # as a backup or the SDK's tests walk it
+        found += [os.path.relpath(os.path.join(dirpath, f), tmp_path / "m") for f in filenames]
+    assert found == ["memories/a/b.txt"]
+    link = tool.memory_root / ".git"
+    data = Path(os.environ["HOME"]) / ".local" / "share" / "git-memfs" / "anthropic"
+    assert link.is_symlink() and Path(os.readlink(link)).parent == data
+    assert Path(os.readlink(link)).name.startswith("m-") and (Path(os.readlink(link)) / "HEAD").is_file()
+    assert oct(data.stat().st_mode & 0o777) == "0o700"
+    assert git("log", "--format=%s", cwd=tool.memory_root).stdout == "create /memories/a/b.txt\n"
+    checked = memory("check", cwd=tool.memory_root)  # plain git and git memory work in the folder as ever
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_a_relative_base_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    tool = GitMemoryTool("memory")
+    assert tool.call({"command": "create", "path": f"{M}/a.txt", "file_text": "a"}).startswith("File created")
+    assert (tmp_path / "memory" / "memories" / "a.txt").read_text() == "a"
+    assert git("log", "--format=%s", cwd=tmp_path / "memory" / "memories").stdout == "create /memories/a.txt\n"
+
+
+def test_the_git_dir_is_chosen_once_and_found_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    GitMemoryTool(str(tmp_path / "m")).call({"command": "create", "path": f"{M}/a.txt", "file_text": "a"})
+    link = tmp_path / "m" / "memories" / ".git"
+    kept = os.readlink(link)
+    assert kept.startswith(str(tmp_path / "data" / "git-memfs" / "anthropic" / "m-"))
+    link.unlink()  # the link lost (a copy that skipped it): the same folder finds the same history
+    again = GitMemoryTool(str(tmp_path / "m"))
+    again.call({"command": "create", "path": f"{M}/b.txt", "file_text": "b"})
+    assert os.readlink(link) == kept
+    assert git("log", "--format=%s", cwd=link.parent).stdout.splitlines() == ["create /memories/b.txt",
+                                                                             "create /memories/a.txt"]
+    chosen = tmp_path / "elsewhere" / "history.git"
+    other = GitMemoryTool(str(tmp_path / "n"), git_dir=chosen)
+    other.call({"command": "create", "path": f"{M}/c.txt", "file_text": "c"})
+    assert os.readlink(tmp_path / "n" / "memories" / ".git") == str(chosen)
+    assert git("--git-dir", str(chosen), "log", "--format=%s", cwd=tmp_path).stdout == "create /memories/c.txt\n"
+    with pytest.raises(ValueError, match="keeps its history in"):  # another git_dir for the same memory
+        GitMemoryTool(str(tmp_path / "n"), git_dir=tmp_path / "third.git").call({"command": "view", "path": M})
+
+
+def test_a_moved_memory_keeps_its_history_to_itself(tmp_path: Path) -> None:
+    GitMemoryTool(str(tmp_path / "a")).call({"command": "create", "path": f"{M}/x.txt", "file_text": "x"})
+    (tmp_path / "a").rename(tmp_path / "b")  # the link moves along: the history follows the folder
+    with pytest.raises(ValueError, match="is the history of another folder that was at .*/a/memories"):
+        GitMemoryTool(str(tmp_path / "a")).call({"command": "view", "path": M})  # a new folder at the old place
+    assert not (tmp_path / "a" / "memories" / ".git").exists()
+    moved = GitMemoryTool(str(tmp_path / "b"))
+    assert moved.call({"command": "view", "path": f"{M}/x.txt"}).endswith("1\tx")
+    assert git("log", "--format=%s", cwd=tmp_path / "b" / "memories").stdout == "create /memories/x.txt\n"
+    fresh = GitMemoryTool(str(tmp_path / "a"), git_dir=tmp_path / "a.git")
+    fresh.call({"command": "create", "path": f"{M}/y.txt", "file_text": "y"})
+    assert git("log", "--format=%s", cwd=tmp_path / "a" / "memories").stdout == "create /memories/y.txt\n"
+    assert git("status", "--porcelain", cwd=tmp_path / "b" / "memories").stdout == ""
+
+
+def test_a_memory_with_its_git_folder_inside_keeps_working(tmp_path: Path) -> None:
+    root = tmp_path / "m" / "memories"
+    root.mkdir(parents=True)
+    git("init", "-q", "-b", "main", str(root), cwd=tmp_path)  # the layout of earlier versions
+    (root / "old.txt").write_text("kept\n")
+    git("add", "old.txt", cwd=root)
+    git("commit", "-qm", "before", cwd=root)
+    tool = GitMemoryTool(str(tmp_path / "m"))
+    tool.call({"command": "str_replace", "path": f"{M}/old.txt", "old_str": "kept", "new_str": "still kept"})
+    assert (root / ".git").is_dir() and not (root / ".git").is_symlink()
+    assert git("log", "--format=%s", cwd=root).stdout.splitlines() == ["str_replace /memories/old.txt", "before"]
+    assert not (Path(os.environ["HOME"]) / ".local" / "share" / "git-memfs").exists()
+
+
+def test_a_folder_swapped_for_a_link_while_reading_is_refused(pair: Pair, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """O_NOFOLLOW guards the last name only: a folder on the way swapped for a link just
+    before the open fools the reference; our second look, folder by folder, does not."""
+    pair.same({"command": "create", "path": f"{M}/sub/notes.txt", "file_text": "inside"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.txt").write_text("outside secret")
+    real_open = os.open
+
+    def swap_then_open(path: Any, flags: int, *rest: Any, **kw: Any) -> int:
+        if str(path).endswith("sub/notes.txt") and not kw:
+            folder = Path(path).parent
+            (folder / "notes.txt").unlink()
+            folder.rmdir()
+            folder.symlink_to(outside, target_is_directory=True)
+        return real_open(path, flags, *rest, **kw)
+
+    monkeypatch.setattr(os, "open", swap_then_open)
+    call = {"command": "view", "path": f"{M}/sub/notes.txt"}
+    assert answer(pair.ref, call).endswith("1\toutside secret")  # the reference reads outside
+    out = answer(pair.ours, call)
+    assert out.startswith("error: The path /memories/sub/notes.txt is a symlink or "), out
+    assert "outside secret" not in out
+
+
+def test_the_sdks_private_surface(tmp_path: Path) -> None:
+    tool = GitMemoryTool(str(tmp_path / "m"))
+    (tool.memory_root / "real").mkdir()
+    (tool.memory_root / "link").symlink_to(tool.memory_root / "real")
+    assert tool._validate_path("/memories/link/x.txt") == (tool.memory_root / "real" / "x.txt").resolve()
+    with pytest.raises(ToolError, match="would escape"):
+        tool._validate_path("/memories/../x")
+
+    class Audited(GitMemoryTool):  # a subclass that checks paths further, as the SDK invites
+        def _validate_path(self, path: str) -> Path:
+            if "secret" in path:
+                raise ToolError(f"{path} is off limits")
+            return super()._validate_path(path)
+
+    assert "off limits" in answer(Audited(str(tmp_path / "a")), {"command": "create", "path": f"{M}/secret.txt",
+                                                                "file_text": "x"})
+
+    async def go() -> tuple[Any, Any]:
+        atool = AsyncGitMemoryTool(str(tmp_path / "n" / "deep"))
+        await atool._ensure_memory_root()
+        return await atool._validate_path("/memories/a.txt"), await atool.memory_root.is_dir()
+
+    validated, made = asyncio.run(go())
+    assert type(validated).__module__.startswith("anyio") and made
+    assert str(validated) == str((tmp_path / "n" / "deep" / "memories" / "a.txt").resolve())
 
 
 def test_commit_reasons(tmp_path: Path) -> None:
@@ -336,22 +519,59 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
     assert "pip install 'git-memfs[anthropic]'" in out
 
 
-def test_cli_call_in_a_letta_repo_keeps_frontmatter(repo: Path) -> None:
-    def call(obj: dict[str, Any]) -> dict[str, Any]:
+def test_cli_call_in_a_letta_repo_keeps_the_names(repo: Path) -> None:
+    def call(obj: dict[str, Any], *flags: str) -> dict[str, Any]:
         import json
 
-        return json.loads(memory("call", json.dumps(obj), "--schema", "anthropic", cwd=repo).stdout)
+        proc = memory("call", json.dumps(obj), "--schema", "anthropic", *flags, cwd=repo)
+        return json.loads(proc.stdout)
 
     assert call({"command": "create", "path": f"{M}/notes.txt", "file_text": "a\nb\n"})["ok"]
-    assert (repo / "notes.txt.md").read_text() == "---\ndescription: Memory block notes.txt\n---\na\nb\n"
+    assert (repo / "notes.txt").read_text() == "a\nb\n" and not (repo / "notes.txt.md").exists()
+    assert "\t/memories/notes.txt\n" in call({"command": "view", "path": M})["message"] + "\n"
     out = call({"command": "str_replace", "path": f"{M}/notes.txt", "old_str": "b", "new_str": "B"})
     assert out["message"].endswith("     1\ta\n     2\tB\n     3\t")
     out = call({"command": "insert", "path": f"{M}/notes.txt", "insert_line": 5, "insert_text": "x"})
     assert out["error"] == "Invalid `insert_line` parameter: 5. It should be within the range [0, 2]."
     assert call({"command": "rename", "old_path": f"{M}/notes.txt", "new_path": f"{M}/todo.txt"})["ok"]
-    assert (repo / "todo.txt.md").read_text().startswith("---\ndescription: Memory block todo.txt\n---\n")
+    assert (repo / "todo.txt").read_text() == "a\nB\n"
+    # A Markdown file is a memory block there: it gets its frontmatter, the agent sees the body.
+    assert call({"command": "create", "path": f"{M}/plans.md", "file_text": "ship it\n"})["ok"]
+    assert (repo / "plans.md").read_text() == "---\ndescription: Memory block plans\n---\nship it\n"
+    assert call({"command": "view", "path": f"{M}/plans.md"})["message"].endswith("     1\tship it\n     2\t")
     (repo / "stray.txt").write_text("untracked elsewhere does not block the Anthropic schema")
-    assert call({"command": "delete", "path": f"{M}/todo.txt"})["ok"] and not (repo / "todo.txt.md").exists()
+    assert call({"command": "delete", "path": f"{M}/todo.txt"})["ok"] and not (repo / "todo.txt").exists()
+    # Outside changes: refused by default, adopted when asked.
+    (repo / "plans.md").write_text("---\ndescription: Memory block plans\n---\nby hand\n")
+    edit = {"command": "str_replace", "path": f"{M}/plans.md", "old_str": "by hand", "new_str": "agreed"}
+    assert call(edit)["error"].startswith("Memory repo has uncommitted changes.")
+    assert call(edit, "--adopt-outside-changes")["ok"]
+    assert git("log", "-2", "--format=%s|%an", cwd=repo).stdout.splitlines() == [
+        "str_replace /memories/plans.md|Test User", "outside change|Test User"]
+    assert git("show", "--name-only", "--format=", "HEAD~1", cwd=repo).stdout.split() == ["plans.md", "stray.txt"]
+
+
+def test_cli_letta_schema_adopts_when_asked(mem: Path) -> None:
+    import json
+
+    (mem / "system" / "contacts.md").write_text(memfile("People I know", "Sarah: +1-555-0100\nAnn: new\n"))
+    (mem / "reference" / "history" / "b.md").unlink()
+    edit = json.dumps({"command": "str_replace", "reason": "Tom's new number", "file_path": "reference/history/a.md",
+                       "old_string": "alpha", "new_string": "ALPHA"})
+    before = git("rev-parse", "HEAD", cwd=mem).stdout
+    refused = json.loads(memory("call", edit, cwd=mem).stdout)
+    assert refused["error"].startswith("Memory repo has uncommitted changes.")
+    assert git("rev-parse", "HEAD", cwd=mem).stdout == before
+    assert json.loads(memory("call", edit, "--adopt-outside-changes", cwd=mem).stdout)["ok"]
+    assert git("log", "-2", "--format=%s", cwd=mem).stdout.splitlines() == ["Tom's new number", "outside change"]
+    assert git("show", "--name-only", "--format=", "HEAD~1", cwd=mem).stdout.split() == [
+        "reference/history/b.md", "system/contacts.md"]
+    # A person's edit of a read_only file is not adopted: the write is refused, naming it.
+    (mem / "system" / "rules.md").write_text(memfile("Ground rules", "Share everything.\n"))
+    out = json.loads(memory("call", edit.replace("ALPHA", "x").replace("alpha", "ALPHA"), "--adopt-outside-changes",
+                            cwd=mem).stdout)
+    assert out["error"].startswith("memory: an outside change was not adopted: system/rules.md"), out
+    assert git("log", "-1", "--format=%s", cwd=mem).stdout == "Tom's new number\n"
 
 
 def test_the_sdks_tool_runner_drives_our_tool_offline(tmp_path: Path) -> None:

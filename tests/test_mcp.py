@@ -26,6 +26,14 @@ from mcp import Client, StdioServerParameters
 LIMIT = 60  # seconds for any one exchange: a hang fails with a message, not a stall
 
 
+@pytest.fixture(autouse=True)
+def scrub_mcp_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No client or server setting of the person running the tests leaks in (or is written to)."""
+    for name in ("CODEX_HOME", "GIT_MEMORY_MCP_TOKEN", "GIT_MEMORY_MCP_ORIGINS", "GIT_MEMORY_MCP_POLL", "MCP_TIMEOUT",
+                 "CLAUDE_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def stdio(repo: Path, *args: str) -> StdioServerParameters:
     return StdioServerParameters(command="git", args=["memory", "mcp", *args], cwd=str(repo), env=dict(os.environ))
 
@@ -61,12 +69,23 @@ def test_lists_tools_resources_prompts_and_instructions(mem: Path) -> None:
                             "apply_patch", "tree", "compile", "search", "log", "show", "diff", "undo", "restore"}
     for name in ("view", "tree", "compile", "search", "log", "show", "diff"):
         assert by_name[name].annotations.read_only_hint is True
-    for name in ("delete", "rename", "undo"):
-        assert by_name[name].annotations.destructive_hint is True
+    for name in ("create", "str_replace", "insert", "delete", "rename", "update_description", "apply_patch",
+                 "undo", "restore"):  # every write is a commit undo takes back: none is destructive
+        assert by_name[name].annotations.destructive_hint is False
         assert by_name[name].annotations.read_only_hint is False
-    assert by_name["create"].annotations.destructive_hint is False
-    assert "reason" in by_name["str_replace"].input_schema["properties"]
-    assert {"old_str", "old_string", "file_path", "path"} <= set(by_name["str_replace"].input_schema["properties"])
+    schema = by_name["str_replace"].input_schema
+    assert set(schema["properties"]) == {"path", "old_string", "new_string", "reason", "replace_all"}
+    assert set(schema["required"]) == {"path", "old_string", "new_string", "reason"}
+    assert schema["additionalProperties"] is False
+    for tool in tools:
+        for name, prop in tool.input_schema["properties"].items():
+            assert "type" in prop and "anyOf" not in prop, (tool.name, name, prop)
+            assert prop["description"] == " ".join(prop["description"].split()), (tool.name, name)
+        assert tool.description == " ".join(tool.description.split()), tool.name
+        assert (tool.output_schema is not None) == (tool.name in {
+            "create", "str_replace", "insert", "delete", "rename", "update_description", "apply_patch"}), tool.name
+    assert by_name["search"].input_schema["required"] == ["query"]
+    assert by_name["rename"].input_schema["required"] == ["old_path", "new_path", "reason"]
     uris = {r.uri: r for r in resources}
     assert {"memory://compiled", "memory://tree", "memory://system/contacts.md",
             "memory://system/rules.md"} <= set(uris)
@@ -112,15 +131,15 @@ def test_every_tool_over_stdio(mem: Path) -> None:
     before = head(mem)
     out = call(stdio(mem), body)
     assert "Sarah: +1-555-0100" in text(out["view"])
-    assert out["view"].structured_content["kind"] == "file"
+    assert out["view"].structured_content is None  # reads are text, what the model reads
     for name, reason in (("create", "user likes tea"), ("str_replace", "Tom prefers Thomas"),
                          ("insert", "another tea"), ("update_description", "clearer description"),
                          ("rename", "broader"), ("apply_patch", "patch b"), ("delete", "obsolete")):
         data = out[name].structured_content
-        assert data["ok"] is True and data["paths"], (name, data)
+        assert set(data) == {"commit", "paths"} and data["paths"], (name, data)
         assert re.fullmatch(r"[0-9a-f]{40}", data["commit"])
         assert git("log", "-1", "--format=%s", data["commit"], cwd=mem).stdout.strip() == reason
-        assert data["message"] in text(out[name])
+        assert f"committed ({data['commit'][:7]})" in text(out[name])
     log = git("log", "--format=%s", f"{before}..HEAD", cwd=mem).stdout.split("\n")
     assert len([s for s in log if s]) == 7
     assert (mem / "notes/drinks.md").read_text() == memfile("Teas the user likes", "oolong\ngreen\n")
@@ -155,12 +174,13 @@ def test_history_tools_search_log_show_diff_undo_restore(mem: Path) -> None:
     out = call(stdio(mem), body)
     for name in ("search", "search_history", "log", "show", "diff", "undo", "restore"):
         assert not out[name].is_error, (name, text(out[name]))
-    assert out["search"].structured_content["results"][0]["path"] == "system/contacts.md"
+    assert out["search"].structured_content is None
+    assert "system/contacts.md" in text(out["search"]).split("\n")[0]
     assert "0100" in text(out["search_history"])
     assert "Sarah's new number" in text(out["log"])
     assert "+1-555-0100" in text(out["show"])
     assert "+1-555-0101" in text(out["diff"])
-    assert out["undo"].structured_content["undoes"] == out["edit"]
+    assert out["edit"][:7] in text(out["undo"])
     assert "+1-555-0100" in (mem / "system/contacts.md").read_text()
     assert (mem / "reference/history/a.md").read_text() == memfile("History A", "alpha\n")
     assert subject(mem) == "still needed"
@@ -196,7 +216,7 @@ def test_refusals_are_errors_with_the_cli_message_and_leave_the_repo(mem: Path, 
 
     result = call(stdio(mem), body)
     assert result.is_error
-    assert result.structured_content["ok"] is False
+    assert result.structured_content is None
     assert snapshot(mem) == before
     assert text(result) == cli_error(mem, *cli)
     assert snapshot(mem) == before
@@ -458,7 +478,8 @@ def test_install_writes_client_configuration(mem: Path, tmp_path: Path, hermetic
     parsed = tomllib.loads(codex.read_text())
     assert parsed["model"] == "o3" and parsed["mcp_servers"]["web"] == {"command": "web"}
     assert parsed["mcp_servers"]["memory"]["args"][-3:] == ["--memory-dir", str(mem), "mcp"]
-    assert "env" not in parsed["mcp_servers"]["memory"]
+    assert parsed["mcp_servers"]["memory"]["env"] == {"X": "1"}  # the user's own, kept
+    assert parsed["mcp_servers"]["memory"]["required"] is True
 
     snippet = memory("--memory-dir", str(mem), "mcp", "install", "json", cwd=project)
     assert json.loads(snippet.stdout)["mcpServers"]["memory"]["args"][-1] == "mcp"
@@ -524,7 +545,7 @@ def test_stdio_stdout_carries_only_protocol_messages(mem: Path) -> None:
         proc.stdin.close()
         proc.wait(timeout=LIMIT)
     assert answers[1]["result"]["serverInfo"]["name"] == "git-memory"
-    assert answers[2]["result"]["structuredContent"]["ok"] is True
+    assert answers[2]["result"]["structuredContent"]["paths"] == ["notes/raw.md"]
     assert subject(mem) == "raw pipe"
     assert answers[3]["result"]["isError"] is True
     assert "No such file" in answers[3]["result"]["content"][0]["text"]

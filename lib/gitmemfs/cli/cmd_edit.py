@@ -76,6 +76,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", choices=SCHEMAS, default="letta",
                    help="letta: upstream memory / memory_apply_patch (default); "
                         "anthropic: Anthropic's memory tool under /memories")
+    p.add_argument("--adopt-outside-changes", action="store_true",
+                   help="before a write, commit files changed beside the tools as their own commit "
+                        "('outside change', your git identity) instead of refusing the write")
     p.set_defaults(func=do_call)
 
 
@@ -159,4 +162,4 @@ def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
     payload = read_stdin_arg(args.payload)
     if payload is None or not payload.strip():
         raise UsageError("git memory call: give the tool call as a JSON argument or on stdin")
-    return call(payload, ctx.repo, schema=args.schema)
+    return call(payload, ctx.repo, schema=args.schema, adopt=args.adopt_outside_changes)

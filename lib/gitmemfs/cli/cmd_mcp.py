@@ -6,7 +6,7 @@ import os
 from typing import Any
 
 from gitmemfs.cli.common import Report
-from gitmemfs.core.errors import EnvironmentProblem
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 
 EXTRA = "git-memfs[mcp]"
 
@@ -24,6 +24,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
     p.add_argument("--root", metavar="DIR",
                    help="serve every agent's memory under DIR (DIR/<agent>[/memory]); calls name the agent")
+    p.add_argument("--tokens", metavar="FILE",
+                   help="with --http --root: lines 'AGENT TOKEN' (chmod 600); a client sees and touches only "
+                        "the agents its bearer token is listed for ('*': every agent)")
     inner = p.add_subparsers(dest="mcp_command", metavar="install")
     q = inner.add_parser("install", parents=[common], help="write an MCP client's configuration",
                          description="Add this memory as an MCP server to a client's configuration and "
@@ -36,6 +39,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                                                 "claude-code, user for codex)")
     q.add_argument("--name", default="memory", help="the server's name in the client (default memory)")
     q.add_argument("--root", metavar="DIR", dest="install_root", help="configure a --root DIR server")
+    q.add_argument("--http", metavar="URL", dest="install_url",
+                   help="configure a running `git memory mcp --http` server at URL (e.g. "
+                        "http://127.0.0.1:8765/mcp) instead of starting one per client")
+    q.add_argument("--token-env", metavar="VAR",
+                   help="with --http: the environment variable the client reads the bearer token from "
+                        "(default GIT_MEMORY_MCP_TOKEN; '' for none); the token itself is never written")
     q.add_argument("--dry-run", action="store_true", help="print what would be written; write nothing")
     p.set_defaults(func=do_mcp)
 
@@ -53,7 +62,8 @@ def do_mcp(args: argparse.Namespace, ctx: Any) -> Report:
     _require_sdk()
     from gitmemfs.mcp import server
 
-    server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port)
+    server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port,
+               tokens_file=args.tokens)
     return Report("")
 
 
@@ -61,11 +71,20 @@ def do_install(args: argparse.Namespace, ctx: Any) -> Report:
     from gitmemfs.mcp import install
 
     root = args.install_root
-    memory_dir = None if root else ctx.repo().root
+    url = args.install_url
+    memory_dir = None if root or url else ctx.repo().root
+    trees = [os.path.abspath(root)] if root else [memory_dir] if memory_dir else []
+    if url and not root:
+        try:  # the memory the server serves, if this is one: never write into it
+            trees = [ctx.repo().root]
+        except MemfsError:  # not in a memory: nothing to keep clear of
+            trees = []
     command = install.server_command(memory_dir, root)
     scope = args.scope or ("project" if args.client == "claude-code" else "user")
+    token_env = install.TOKEN_ENV if args.token_env is None else (args.token_env or None)
     plan = install.plan(args.client, scope, args.name, command, cwd=os.getcwd(),
-                        home=os.path.expanduser("~"))
+                        home=os.path.expanduser("~"), url=url, token_env=token_env if url else None,
+                        memory_trees=trees)
     if not args.dry_run:
         install.write(plan)
     verb = "would write" if args.dry_run else "wrote"

@@ -9,7 +9,19 @@
 
 The server entry runs the `git-memory` found on PATH (else `git memory`) with the
 memory directory resolved now, so the client starts the same repository from any
-directory. Existing entries of other servers, and every other setting, are kept.
+directory; with --http URL it points at a running `git memory mcp --http` instead
+(Claude Code: `type: http` with an Authorization header read from an environment
+variable; Codex: `url` and `bearer_token_env_var`), and the token itself is never
+written. Existing entries of other servers, every other setting, and what a user
+added under our entry (Codex's `[mcp_servers.memory.env]`, Claude Code's `env`) are kept.
+
+Start-up: Codex waits only ~1 s for an optional server before the first turn, less
+than the SDK takes to import, so the Codex entry says `required = true` (Codex waits,
+and says so if the server fails) with a `startup_timeout_sec`.
+
+Nothing is written into a memory's work tree (it would be an uncommitted change that
+blocks every later write): from inside the memory, project scope writes to the
+project that encloses it, or refuses and says where to run instead.
 """
 from __future__ import annotations
 
@@ -23,6 +35,9 @@ from gitmemfs.core.errors import MemfsError, UsageError
 
 TARGETS = ("claude-code", "codex", "json")
 SCOPES = ("user", "project")
+STARTUP_TIMEOUT = 30  # seconds Codex waits for the server before giving up on it
+TOKEN_ENV = "GIT_MEMORY_MCP_TOKEN"
+OURS = ("command", "args", "url", "bearer_token_env_var", "required", "startup_timeout_sec", "type", "headers")
 
 
 class Plan:
@@ -46,19 +61,60 @@ def server_command(memory_dir: str | None, root: str | None, http: bool = False)
     return argv + ["mcp"]
 
 
-def entry(command: list[str]) -> dict[str, Any]:
-    return {"type": "stdio", "command": command[0], "args": command[1:], "env": {}}
+def entry(command: list[str], url: str | None = None, token_env: str | None = None,
+          old: Any = None) -> dict[str, Any]:
+    """A Claude Code / mcpServers entry; the keys of `old` we do not set are kept."""
+    kept = {k: v for k, v in old.items() if k not in OURS} if isinstance(old, dict) else {}
+    if url:
+        kept.pop("env", None)  # a stdio setting; an http entry has none
+        new: dict[str, Any] = {"type": "http", "url": url}
+        if token_env:
+            new["headers"] = {"Authorization": f"Bearer ${{{token_env}}}"}
+    else:
+        new = {"type": "stdio", "command": command[0], "args": command[1:]}
+        kept.setdefault("env", {})
+    return {**new, **kept}
 
 
-def plan(target: str, scope: str, name: str, command: list[str], *, cwd: str, home: str) -> Plan:
+def project_dir(cwd: str, memory_trees: list[str]) -> tuple[str, str]:
+    """(the folder project scope writes to, a note): `cwd`, unless that is inside a memory."""
+    inside = next((t for t in memory_trees if _within(cwd, t)), None)
+    if inside is None:
+        return cwd, ""
+    from gitmemfs.core import git
+
+    res = git.run_light(["rev-parse", "--show-toplevel"], cwd=os.path.dirname(os.path.abspath(inside)),
+                        check=False)
+    enclosing = res.out.strip() if res.code == 0 else ""
+    if enclosing and not any(_within(enclosing, t) for t in memory_trees):
+        return enclosing, f"{cwd} is inside the memory, so this went to the project that encloses it"
+    raise MemfsError(f"mcp install: {cwd} is inside the memory ({inside}); a client file there would be an "
+                     "uncommitted change that blocks every write. Run this from your project's folder "
+                     f"(git memory --memory-dir {inside} mcp install ...), or use --scope user")
+
+
+def _within(path: str, top: str) -> bool:
+    path, top = os.path.realpath(path), os.path.realpath(top)
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def plan(target: str, scope: str, name: str, command: list[str], *, cwd: str, home: str,
+         url: str | None = None, token_env: str | None = None, memory_trees: list[str] | None = None) -> Plan:
     if target not in TARGETS:
         raise UsageError(f"mcp install: unknown client {target!r}; use one of {', '.join(TARGETS)}")
     if scope not in SCOPES:
         raise UsageError(f"mcp install: --scope takes user or project, not {scope!r}")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name):
         raise UsageError(f"mcp install: invalid server name {name!r}; use letters, digits, '_' and '-'")
+    if url and not re.fullmatch(r"https?://[^\s]+", url):
+        raise UsageError(f"mcp install: --http takes the server's URL, e.g. http://127.0.0.1:8765/mcp, not {url!r}")
+    if token_env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", token_env):
+        raise UsageError(f"mcp install: --token-env takes an environment variable's name, not {token_env!r}")
+    note = ""
+    if scope == "project" and target != "json":
+        cwd, note = project_dir(cwd, memory_trees or [])
     if target == "json":
-        text = json.dumps({"mcpServers": {name: entry(command)}}, indent=2) + "\n"
+        text = json.dumps({"mcpServers": {name: entry(command, url, token_env)}}, indent=2) + "\n"
         return Plan(target, None, text, command)
     if target == "claude-code":
         path = os.path.join(cwd, ".mcp.json") if scope == "project" else os.path.join(home, ".claude.json")
@@ -66,35 +122,59 @@ def plan(target: str, scope: str, name: str, command: list[str], *, cwd: str, ho
         servers = data.setdefault("mcpServers", {})
         if not isinstance(servers, dict):
             raise MemfsError(f"mcp install: {path} has an mcpServers that is not an object; fix it by hand")
-        servers[name] = entry(command)
-        equivalent = ["claude", "mcp", "add", "--scope", scope, name, "--", *command]
-        return Plan(target, path, json.dumps(data, indent=2) + "\n", command,
-                    note="the same as: " + " ".join(_quote(a) for a in equivalent))
+        servers[name] = entry(command, url, token_env, servers.get(name))
+        if url:
+            equivalent = ["claude", "mcp", "add", "--scope", scope, "--transport", "http", name, url]
+            if token_env:
+                equivalent += ["--header", f"Authorization: Bearer ${{{token_env}}}"]
+        else:
+            equivalent = ["claude", "mcp", "add", "--scope", scope, name, "--", *command]
+        note = "; ".join(filter(None, [note, "the same as: " + " ".join(_quote(a) for a in equivalent)]))
+        return Plan(target, path, json.dumps(data, indent=2) + "\n", command, note=note)
     path = (os.path.join(cwd, ".codex", "config.toml") if scope == "project"
             else os.path.join(os.environ.get("CODEX_HOME") or os.path.join(home, ".codex"), "config.toml"))
     old = _read(path)
-    return Plan(target, path, codex_config(old, name, command), command)
+    return Plan(target, path, codex_config(old, name, command, url, token_env), command, note=note)
 
 
-def codex_config(old: str, name: str, command: list[str]) -> str:
-    """`old` with the [mcp_servers.<name>] table (and its subtables) replaced or added."""
+def codex_config(old: str, name: str, command: list[str], url: str | None = None,
+                 token_env: str | None = None) -> str:
+    """`old` with our keys of [mcp_servers.<name>] set; its other keys and subtables
+    (a user's env, tool settings) kept where they were."""
     section = f"mcp_servers.{name}"
-    keep: list[str] = []
-    skipping = False
+    if url:
+        ours = {"url": _toml_string(url)}
+        if token_env:
+            ours["bearer_token_env_var"] = _toml_string(token_env)
+    else:
+        args = ", ".join(_toml_string(a) for a in command[1:])
+        ours = {"command": _toml_string(command[0]), "args": f"[{args}]"}
+    ours.update(required="true", startup_timeout_sec=str(STARTUP_TIMEOUT))
+    block = "".join(f"{k} = {v}\n" for k, v in ours.items())
+    out: list[str] = []
+    where = None  # the table a line belongs to
+    placed = False
     for line in old.splitlines(keepends=True):
         header = re.match(r"\s*\[\s*([^\]\[]+?)\s*\]\s*(#.*)?$", line)
         if header:
-            key = header.group(1).replace('"', "").replace(" ", "")
-            skipping = key == section or key.startswith(section + ".")
-        if not skipping:
-            keep.append(line)
-    text = "".join(keep)
-    if text and not text.endswith("\n"):
-        text += "\n"
-    if text.strip():
-        text = text.rstrip("\n") + "\n\n"
-    args = ", ".join(_toml_string(a) for a in command[1:])
-    text += f"[{section}]\ncommand = {_toml_string(command[0])}\nargs = [{args}]\n"
+            where = header.group(1).replace('"', "").replace("'", "").replace(" ", "")
+            if where == section:
+                out.append(line if line.endswith("\n") else line + "\n")
+                out.append(block)
+                placed = True
+                continue
+        elif where == section:
+            key = re.match(r"\s*([A-Za-z0-9_-]+)\s*=", line)
+            if key and key.group(1) in OURS:
+                continue  # ours, written above (a multi-line array of ours is not expected here)
+        out.append(line)
+    text = "".join(out)
+    if not placed:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if text.strip():
+            text = text.rstrip("\n") + "\n\n"
+        text += f"[{section}]\n{block}"
     _check_toml(text)
     return text
 

@@ -2,7 +2,13 @@
 
 One repository (resolved as the CLI does: --memory-dir, $MEMORY_DIR, $AGENT_ID, the
 current work tree) or, with --root DIR, the repository of the agent a call names:
-DIR/<agent>/memory when that exists (a Letta home's agents/ folder), else DIR/<agent>.
+DIR/<agent> when it is a repository's top, else DIR/<agent>/memory when that is one (a
+Letta home's agents/ folder). Files an agent writes into its own memory can look like
+a repository (memory/HEAD, memory/objects/, memory/refs/): only a folder that is the
+top of its own work tree counts, so one agent's content never redirects another call.
+
+A client may be granted only some agents (a token per agent, see server.py): `grant`
+is the set it may name, None for every agent; the others are neither listed nor opened.
 
 Every call opens its repository afresh (a new Repo object, so the writer lock's
 descriptors never cross threads); only the location and the config are reused, and
@@ -31,37 +37,40 @@ class Memories:
     def multi(self) -> bool:
         return self.root is not None
 
-    def agents(self) -> list[str]:
-        """The agents under --root that have a memory repository."""
+    def agents(self, grant: frozenset[str] | None = None) -> list[str]:
+        """The agents under --root that have a memory repository (of those granted)."""
         if self.root is None:
             return []
-        out = []
-        for name in sorted(os.listdir(self.root)):
-            if _AGENT.match(name) and (os.path.isdir(os.path.join(self.root, name, "memory", ".git"))
-                                       or os.path.exists(os.path.join(self.root, name, ".git"))):
-                out.append(name)
-        return out
+        try:
+            names = sorted(os.listdir(self.root))
+        except OSError:
+            return []
+        return [n for n in names if _AGENT.match(n) and (grant is None or n in grant) and _top(self.root, n)]
 
-    def location(self, agent: str | None) -> str | None:
+    def location(self, agent: str | None, grant: frozenset[str] | None = None) -> str | None:
         """The directory to open (None: the CLI's own resolution)."""
         if self.root is None:
             if agent:
                 raise UsageError("memory: 'agent' is only accepted when the server runs with --root DIR")
             return self.memory_dir
+        if not agent and grant is not None and len(grant) == 1:
+            agent = next(iter(grant))  # a token for one agent: that agent is implied
         if not agent:
             raise UsageError(f"memory: name the agent whose memory to use ('agent'); this server serves "
                              f"every agent under {self.root}")
         if not isinstance(agent, str) or not _AGENT.match(agent):
             raise UsageError(f"memory: invalid agent id {agent!r}; use letters, digits, '.', '_' and '-'")
-        nested = os.path.join(self.root, agent, "memory")
-        path = nested if os.path.isdir(nested) else os.path.join(self.root, agent)
-        if not os.path.isdir(path):
+        if grant is not None and agent not in grant:
+            mine = ", ".join(sorted(grant)) or "none"
+            raise MemfsError(f"memory: this client may not use agent {agent}'s memory; its token serves: {mine}")
+        path = _top(self.root, agent)
+        if path is None:
             raise MemfsError(f"memory: no memory repository for agent {agent} under {self.root}; "
-                             f"run git memory init {path}")
+                             f"run git memory init {os.path.join(self.root, agent)}")
         return path
 
-    def open(self, agent: str | None = None) -> Repo:
-        where = self.location(agent)
+    def open(self, agent: str | None = None, grant: frozenset[str] | None = None) -> Repo:
+        where = self.location(agent, grant)
         key = where or ""
         with self._lock:
             cached = self._cache.get(key)
@@ -70,11 +79,29 @@ class Memories:
             if _stamp(repo) == stamp and os.path.isdir(repo.root):
                 return Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))
         repo = open_repo(where)
+        if where is not None and self.root is not None and not _same(repo.root, where):
+            raise MemfsError(f"memory: {where} is not the top of a memory repository; run git memory init {where}")
         stamp = _stamp(repo)
         repo.config = read_config(repo.root)  # read after the stamp: a change in between shows next call
         with self._lock:
             self._cache[key] = (repo, stamp)
         return Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))
+
+
+def _top(root: str, agent: str) -> str | None:
+    """DIR/<agent> if it is a work tree's top, else DIR/<agent>/memory if that is, else None.
+    (A `.git` folder or file marks the top; a bare-looking folder of content does not.)"""
+    for path in (os.path.join(root, agent), os.path.join(root, agent, "memory")):
+        if os.path.isdir(path) and os.path.exists(os.path.join(path, ".git")):
+            return path
+    return None
+
+
+def _same(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _stamp(repo: Repo) -> tuple[float, ...]:

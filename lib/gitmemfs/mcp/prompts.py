@@ -6,10 +6,9 @@
 """
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import Field
-
+from gitmemfs.core.errors import MemfsError
 from gitmemfs.mcp.memories import Memories
 
 INSTRUCTIONS = """\
@@ -39,24 +38,59 @@ Transcript:
 {transcript}"""
 
 
-def register(server: Any, memories: Memories) -> None:
-    @server.prompt(name="remember", description="Capture one fact in memory, with the reason it matters")
-    def remember(fact: Annotated[str, Field(description="What to remember")],
-                 why: Annotated[str, Field(description="Why it is worth remembering")] = "") -> str:
-        because = f" Reason: {why}" if why.strip() else " Give a one-line reason."
-        return (f"Remember this: {fact}\n\nFind where it belongs: view memory://tree, then view the "
+class PromptError(MemfsError):
+    """A prompts/get the protocol refuses (JSON-RPC -32602)."""
+
+
+# name: (description, [(argument, description, required)])
+PROMPTS: dict[str, tuple[str, list[tuple[str, str, bool]]]] = {
+    "remember": ("Capture one fact in memory, with the reason it matters",
+                 [("fact", "What to remember", True), ("why", "Why it is worth remembering", False)]),
+    "reflect": ("Start a dream: tidy memory from the current transcript",
+                [("transcript", "The conversation so far", False)]),
+    "load_memory": ("The compiled memory, to put in context", []),
+}
+
+
+def listing(multi: bool) -> list[dict[str, Any]]:
+    out = []
+    for name, (description, args) in PROMPTS.items():
+        if name == "load_memory" and multi:
+            args = [("agent", "The agent whose memory to load", True)]
+        out.append({"name": name, "description": description,
+                    "arguments": [{"name": a, "description": d, "required": r} for a, d, r in args]})
+    return out
+
+
+def render(memories: Memories, name: str, arguments: dict[str, str] | None,
+           grant: frozenset[str] | None = None) -> dict[str, Any]:
+    """prompts/get as a wire dict; PromptError for what the caller got wrong."""
+    if name not in PROMPTS:
+        raise PromptError(f"unknown prompt {name!r}; prompts: {', '.join(PROMPTS)}")
+    listed = next(p for p in listing(memories.multi) if p["name"] == name)
+    known = {a["name"]: a["required"] for a in listed["arguments"]}
+    given = {k: v for k, v in (arguments or {}).items() if v is not None}
+    unknown = sorted(set(given) - set(known))
+    if unknown:
+        raise PromptError(f"prompt {name}: unknown argument {unknown[0]!r}; it takes "
+                          f"{', '.join(known) or 'no arguments'}")
+    missing = [a for a, required in known.items() if required and not str(given.get(a, "")).strip()]
+    if missing and not (name == "load_memory" and grant is not None and len(grant) == 1):
+        raise PromptError(f"prompt {name}: missing required argument {missing[0]!r}")
+    if name == "remember":
+        why = given.get("why", "")
+        because = f" Reason: {why.strip().rstrip('.')}." if why.strip() else " Give a one-line reason."
+        text = (f"Remember this: {given['fact']}\n\nFind where it belongs: view memory://tree, then view the "
                 "likeliest file. If a file already covers it, update it with str_replace or insert; "
                 "otherwise create a file with a one-line description (system/ only if it must be in "
                 f"every prompt).{because} Use that reason as the `reason` of the write.")
-
-    @server.prompt(name="reflect", description="Start a dream: tidy memory from the current transcript")
-    def reflect(transcript: Annotated[str, Field(description="The conversation so far")] = "") -> str:
-        return REFLECT.format(transcript=transcript or "(not given: use the conversation so far)")
-
-    @server.prompt(name="load_memory", description="The compiled memory, to put in context")
-    def load_memory(agent: Annotated[str | None, Field(description="Agent (with --root)")] = None) -> str:
+    elif name == "reflect":
+        text = REFLECT.format(transcript=given.get("transcript") or "(not given: use the conversation so far)")
+    else:
         from gitmemfs.mcp.tools import compiled
 
-        text, revision = compiled(memories.open(agent), "HEAD")
-        return (f"Your memory at {revision[:7] if revision else 'an empty repository'} "
-                f"(use the memory tools to change it):\n\n{text}")
+        body, revision = compiled(memories.open(given.get("agent"), grant), "HEAD")
+        text = (f"Your memory at {revision[:7] if revision else 'an empty repository'} "
+                f"(use the memory tools to change it):\n\n{body}")
+    return {"description": PROMPTS[name][0],
+            "messages": [{"role": "user", "content": {"type": "text", "text": text}}]}

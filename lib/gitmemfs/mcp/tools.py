@@ -2,320 +2,400 @@
 
 Every write needs a `reason` (the commit subject) and goes through `edit.editor` or
 `edit.patch` exactly as `git memory` does: the writer lock, the clean-tree check,
-validation by the shared rules, one commit. A result is structured content
-`{ok, message, commit, paths, ...}` plus the message as text; a refusal is an
-`isError` result whose text is the CLI's error message, and the repository is left
-as it was (the write path restores every path it touched).
+validation by the shared rules, one commit. A refused call leaves the repository as
+it was (the write path restores every path it touched).
 
-Models reach for other spellings of the arguments (Anthropic's `old_str`, Claude
-Code's `file_path`/`old_string`): each tool accepts those aliases too.
+What the model reads is the text content: the CLI's own output. Only the writes
+declare an `outputSchema`, and their structured content is the lean `{commit, paths}`
+a program needs; reads return text alone (clients hand structured content to the
+model when it is present, and JSON-escaped bodies cost it 1.2-5x the bytes).
+
+The schemas are written here, not derived: required arguments are marked, types are
+plain (no `anyOf [T, null]`), and a call with an argument name the tool does not know
+is refused with the names it does. Models reach for other spellings (Anthropic's
+`old_str`, Claude Code's `file_path`): those aliases are accepted, not advertised.
 """
 from __future__ import annotations
 
 import os
-from typing import Annotated, Any, Callable
-
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from typing import Any, Callable, NamedTuple
 
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import Repo
-from gitmemfs.mcp.memories import Memories
 
 CACHE_FILE = "memory-descriptions.cache"  # the same file `git memory compile` keeps (cli/cmd_compile.py)
 
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False)
 
-Reason = Annotated[str | None, Field(description="Why this change is made, in one line; it becomes the commit "
-                                                 "subject (required)")]
-Path = Annotated[str | None, Field(description="Memory path, e.g. system/contacts.md (alias: file_path)")]
-FilePath = Annotated[str | None, Field(description="Alias of path")]
-Agent = Annotated[str | None, Field(description="Agent whose memory to use (only when the server serves "
-                                                "several, with --root)")]
-Rev = Annotated[str, Field(description="Commit to read: HEAD (default), HEAD~3, a commit id")]
+class Arg(NamedTuple):
+    kind: str  # string | integer | boolean | strings | range
+    description: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
 
 
-def ok(outcome: Any, *, payload: bool = False) -> CallToolResult:
-    """Any operation result (`.message`, `.as_dict()`) as structured content plus text."""
-    data = {"ok": True, **outcome.as_dict()}
-    text = mask_secrets(outcome.message) if payload else redact(outcome.message)
-    data["message"] = text
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+class Spec(NamedTuple):
+    name: str
+    description: str
+    args: dict[str, Arg]
+    read_only: bool
+    run: Callable[[Repo, dict[str, Any]], Any]
+    payload: bool = False  # the result holds memory content: mask secrets, never redact paths
+    commits: bool = False  # declares the {commit, paths} outputSchema
 
 
-def failed(exc: MemfsError) -> CallToolResult:
-    """The CLI's `error:` line as an isError result (with the diagnostic block, as --json has it)."""
+# Other spellings models use, per canonical name; accepted, never listed.
+ALIASES = {"file_path": "path", "old_str": "old_string", "new_str": "new_string", "content": "file_text",
+           "patch": "input", "text": "insert_text"}
+INSERT_ALIASES = {"new_str": "insert_text"}
+
+REASON = Arg("string", "Why this change is made, in one line; it becomes the commit subject", True)
+PATH = Arg("string", "Memory path, e.g. system/contacts.md", True)
+REV = Arg("string", "Commit to read: HEAD (the default), HEAD~3, a commit id")
+AGENT = Arg("string", "The agent whose memory to use (this server serves several)", True)
+OUTPUT_SCHEMA = {"type": "object", "properties": {
+    "commit": {"type": "string", "description": "The commit made (40 hex digits)"},
+    "paths": {"type": "array", "items": {"type": "string"}, "description": "Memory paths it changed"}},
+    "required": ["commit", "paths"]}
+READ_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+# Every write is a commit that `undo` takes back, so none is destructive in MCP's sense
+# (a client may then run it without asking; Codex refuses destructive calls when it cannot ask).
+WRITE_HINTS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+
+
+def ok(spec: Spec, outcome: Any) -> dict[str, Any]:
+    """A CallToolResult (as the wire dict): the message as text, plus {commit, paths}
+    for a tool that declares them."""
+    text = mask_secrets(outcome.message) if spec.payload else redact(outcome.message)
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if spec.commits:
+        result["structuredContent"] = {"commit": getattr(outcome, "commit", None) or "",
+                                       "paths": list(getattr(outcome, "paths", None) or [])}
+    return result
+
+
+def failed(exc: MemfsError) -> dict[str, Any]:
+    """The CLI's `error:` message (with the diagnostic block, as --json has it), isError."""
     message = redact(exc.message)
-    details = dict(exc.details)
-    block = details.pop("diagnostic", None)
+    block = exc.details.get("diagnostic") if isinstance(exc.details, dict) else None
     if isinstance(block, str) and block.strip():
         message += "\n" + redact(block)
-    data = {"ok": False, "error": message, "code": exc.code, **details}
-    return CallToolResult(content=[TextContent(type="text", text=message)], structured_content=data,
-                          is_error=True)
+    return {"content": [{"type": "text", "text": message}], "isError": True}
 
 
-def pick(*values: Any) -> Any:
-    """The first argument spelling that was given."""
-    for value in values:
-        if value is not None:
-            return value
-    return None
+def schema(spec: Spec, multi: bool) -> dict[str, Any]:
+    args = dict(spec.args, agent=AGENT) if multi else spec.args
+    props: dict[str, Any] = {}
+    for name, arg in args.items():
+        prop: dict[str, Any] = {"description": arg.description}
+        if arg.kind == "strings":
+            prop.update(type="array", items={"type": "string"})
+        elif arg.kind == "range":
+            prop.update(type="array", items={"type": "integer"}, minItems=2, maxItems=2)
+        else:
+            prop["type"] = arg.kind
+        if arg.choices:
+            prop["enum"] = list(arg.choices)
+        props[name] = prop
+    out: dict[str, Any] = {"type": "object", "properties": props,
+                           "required": [n for n, a in args.items() if a.required]}
+    out["additionalProperties"] = False
+    return out
 
 
-class Tools:
-    """The tool functions over `memories`; `register(server)` adds them to an MCPServer.
-    Subscribers hear of writes from the server's HEAD watcher, as of any other commit."""
-
-    def __init__(self, memories: Memories):
-        self.memories = memories
-
-    def run(self, agent: str | None, work: Callable[[Repo], Any], *, payload: bool = False) -> CallToolResult:
-        try:
-            outcome = work(self.memories.open(agent))
-        except MemfsError as exc:
-            return failed(exc)
-        except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary
-            return failed(MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)"))
-        return ok(outcome, payload=payload)
-
-    @staticmethod
-    def editor(repo: Repo):  # type: ignore[no-untyped-def]
-        from gitmemfs.edit.editor import Editor
-
-        return Editor(repo)
-
-    # -- reads ----------------------------------------------------------------------------
-
-    def view(self, path: Path = None, view_range: Annotated[list[int] | None, Field(
-                 description="[first, last] body lines, numbered (last -1: to the end)")] = None,
-             line_numbers: Annotated[bool, Field(description="number the body lines (the numbers insert "
-                                                             "uses)")] = False,
-             file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
-        """Read a memory file as stored, or list a folder's files with their descriptions.
-        Use it before editing a file, and whenever the task needs something memory may hold."""
-        def work(repo: Repo) -> Outcome:
-            rng = None
-            if view_range is not None:
-                if len(view_range) != 2:
-                    raise UsageError("memory view: view_range takes [first, last], e.g. [1, 20] or [5, -1]")
-                rng = (int(view_range[0]), int(view_range[1]))
-            return self.editor(repo).view(pick(path, file_path), view_range=rng, numbered=line_numbers)
-        return self.run(agent, work, payload=True)
-
-    def tree(self, rev: Rev = "HEAD", agent: Agent = None) -> CallToolResult:
-        """The memory's files as a tree (folders first), as committed at `rev`."""
-        def work(repo: Repo) -> Outcome:
-            from gitmemfs.core import snapshot
-            from gitmemfs.view import tree
-
-            snap = snapshot.load(repo.root, rev)
-            rendered = tree.render(tree.for_snapshot(snap.files), **tree.limits({}))
-            return Outcome(rendered.text, extra={"revision": snap.revision, **rendered.as_dict()})
-        return self.run(agent, work, payload=True)
-
-    def compile(self, rev: Rev = "HEAD", agent: Agent = None) -> CallToolResult:
-        """The memory as it goes into an agent's system prompt (pinned system/ files in full,
-        an index of the others with their descriptions), as committed at `rev`."""
-        def work(repo: Repo) -> Outcome:
-            text, revision = compiled(repo, rev)
-            return Outcome(text, extra={"revision": revision})
-        return self.run(agent, work, payload=True)
-
-    # -- writes ---------------------------------------------------------------------------
-
-    def create(self, path: Path = None, description: Annotated[str | None, Field(
-                   description="One-line description of the file (its frontmatter)")] = None,
-               file_text: Annotated[str | None, Field(description="The body (no frontmatter)")] = None,
-               reason: Reason = None, file_path: FilePath = None,
-               content: Annotated[str | None, Field(description="Alias of file_text")] = None,
-               agent: Agent = None) -> CallToolResult:
-        """Create a memory file; fails if it exists. system/ files are pinned in the prompt."""
-        return self.run(agent, lambda repo: self.editor(repo).create(
-            pick(path, file_path), description, pick(file_text, content), reason))
-
-    def str_replace(self, path: Path = None,
-                    old_string: Annotated[str | None, Field(description="Exact text to find in the body; it "
-                                                                        "must match once (alias: old_str)")] = None,
-                    new_string: Annotated[str | None, Field(description="Replacement text, may be empty "
-                                                                        "(alias: new_str)")] = None,
-                    reason: Reason = None,
-                    replace_all: Annotated[bool, Field(description="Replace every occurrence")] = False,
-                    file_path: FilePath = None, old_str: Annotated[str | None, Field(description="Alias of "
-                                                                                              "old_string")] = None,
-                    new_str: Annotated[str | None, Field(description="Alias of new_string")] = None,
-                    agent: Agent = None) -> CallToolResult:
-        """Replace text in a memory file's body."""
-        return self.run(agent, lambda repo: self.editor(repo).str_replace(
-            pick(path, file_path), pick(old_string, old_str), pick(new_string, new_str), reason,
-            replace_all=replace_all))
-
-    def insert(self, path: Path = None,
-               insert_line: Annotated[int | None, Field(description="Body line the text starts at, "
-                                                                    "1-indexed (clamped to the end)")] = None,
-               insert_text: Annotated[str | None, Field(description="The lines to insert (alias: "
-                                                                    "new_str, text)")] = None,
-               reason: Reason = None, file_path: FilePath = None,
-               new_str: Annotated[str | None, Field(description="Alias of insert_text")] = None,
-               text: Annotated[str | None, Field(description="Alias of insert_text")] = None,
-               agent: Agent = None) -> CallToolResult:
-        """Insert lines into a memory file's body."""
-        return self.run(agent, lambda repo: self.editor(repo).insert(
-            pick(path, file_path), insert_line, pick(insert_text, new_str, text), reason))
-
-    def delete(self, path: Path = None, reason: Reason = None, file_path: FilePath = None,
-               agent: Agent = None) -> CallToolResult:
-        """Delete a memory file, or a folder and everything in it (path ending in /)."""
-        return self.run(agent, lambda repo: self.editor(repo).delete(pick(path, file_path), reason))
-
-    def rename(self, old_path: Annotated[str | None, Field(description="The file or folder to move")] = None,
-               new_path: Annotated[str | None, Field(description="Where to; must not exist")] = None,
-               reason: Reason = None, agent: Agent = None) -> CallToolResult:
-        """Move a memory file or folder."""
-        return self.run(agent, lambda repo: self.editor(repo).rename(old_path, new_path, reason))
-
-    def update_description(self, path: Path = None,
-                           description: Annotated[str | None, Field(description="The new one-line "
-                                                                                "description")] = None,
-                           reason: Reason = None, file_path: FilePath = None,
-                           agent: Agent = None) -> CallToolResult:
-        """Change a memory file's description (shown in the prompt's index)."""
-        return self.run(agent, lambda repo: self.editor(repo).update_description(
-            pick(path, file_path), description, reason))
-
-    def apply_patch(self, input: Annotated[str | None, Field(
-                        description="The patch: *** Begin Patch / *** Add File: | *** Update File: | "
-                                    "*** Delete File: ... / *** End Patch")] = None,
-                    reason: Reason = None,
-                    patch: Annotated[str | None, Field(description="Alias of input")] = None,
-                    agent: Agent = None) -> CallToolResult:
-        """Apply a multi-file patch (add, update, delete, move) as one commit."""
-        def work(repo: Repo) -> Outcome:
-            from gitmemfs.edit.patch import apply
-
-            reason_text, text = apply.check_args(reason, pick(input, patch))
-            return apply.apply(repo, text, reason_text)
-        return self.run(agent, work)
-
-    # -- history (view/search.py, view/history.py, edit/undo.py) --------------------------
-
-    def search(self, query: Annotated[str | None, Field(description="Words or a phrase (literal, case-"
-                                                                    "insensitive unless it has a capital)")] = None,
-               paths: Annotated[list[str] | None, Field(description="Only under these files or folders")] = None,
-               regex: Annotated[bool, Field(description="query is a regular expression")] = False,
-               where: Annotated[str, Field(description="all, body, description or path")] = "all",
-               rev: Annotated[str | None, Field(description="Search the memory as it was at this commit")] = None,
-               history: Annotated[bool, Field(description="Search every past version too: finds deleted "
-                                                          "and overwritten facts")] = False,
-               limit: Annotated[int, Field(description="Files shown (default 20)")] = 20,
-               agent: Agent = None) -> CallToolResult:
-        """Search committed memory: matching lines under each file's description, pinned files
-        first, then by relevance."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.view.search import search
-
-            if not isinstance(query, str) or not query.strip():
-                raise MemfsError("memory search: 'query' must be a non-empty string")
-            return search(repo, query, paths or [], regex=regex, where=where, rev=rev, history=history,
-                          limit=limit)
-        return self.run(agent, work, payload=True)
-
-    def log(self, paths: Annotated[list[str] | None, Field(description="Only commits touching these "
-                                                                       "(one path is followed across renames)")] = None,
-            limit: Annotated[int | None, Field(description="At most this many commits")] = 20,
-            since: Annotated[str | None, Field(description="Newer than this ('2 weeks ago', 2026-01-31)")] = None,
-            op: Annotated[str | None, Field(description="Only this operation (str_replace, delete, undo, "
-                                                        "...)")] = None,
-            dreams: Annotated[bool, Field(description="Only dream merges")] = False,
-            file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
-        """The memory's commits: when, who (agent, human or dream), what and why (the reason)."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.view.history import log
-
-            chosen = paths if paths is not None else ([file_path] if file_path else [])
-            return log(repo, chosen, n=limit, since=since, op=op, dreams=dreams)
-        return self.run(agent, work, payload=True)
-
-    def show(self, path: Annotated[str | None, Field(description="Memory path, or PATH@REV")] = None,
-             rev: Annotated[str | None, Field(description="The commit (default HEAD)")] = None,
-             file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
-        """A memory file as it was at a commit."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.view.history import show
-
-            spec = pick(path, file_path)
-            if not isinstance(spec, str) or not spec.strip():
-                raise MemfsError("memory show: 'path' must be a non-empty string")
-            return show(repo, spec, rev)
-        return self.run(agent, work, payload=True)
-
-    def diff(self, rev: Annotated[str | None, Field(description="REV..REV, REV (to HEAD), or none (the "
-                                                                "last commit)")] = None,
-             paths: Annotated[list[str] | None, Field(description="Only these files or folders")] = None,
-             agent: Agent = None) -> CallToolResult:
-        """What changed between commits, frontmatter keys apart from body lines."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.view.history import diff
-
-            return diff(repo, rev, paths or [])
-        return self.run(agent, work, payload=True)
-
-    def undo(self, commit: Annotated[str | None, Field(description="The commit to take back (see log)")] = None,
-             last: Annotated[bool, Field(description="Take back the newest commit")] = False,
-             dream_id: Annotated[str | None, Field(description="Take back the merge of this dream")] = None,
-             reason: Reason = None,
-             dry_run: Annotated[bool, Field(description="Show the diff it would commit; change "
-                                                        "nothing")] = False,
-             agent: Agent = None) -> CallToolResult:
-        """Take back one commit, or a whole dream, as a new validated commit."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.edit.undo import undo
-
-            return undo(repo, commit, last=last, dream=dream_id, reason=reason, dry_run=dry_run)
-        return self.run(agent, work)
-
-    def restore(self, path: Path = None, rev: Annotated[str | None, Field(description="The commit to bring "
-                                                                                     "the file back from")] = None,
-                reason: Reason = None,
-                dry_run: Annotated[bool, Field(description="Show the diff; change nothing")] = False,
-                file_path: FilePath = None, agent: Agent = None) -> CallToolResult:
-        """Bring back one file (also a deleted one) as it was at a commit."""
-        def work(repo: Repo) -> Any:
-            from gitmemfs.edit.undo import restore
-
-            spec = pick(path, file_path)
-            if not isinstance(spec, str) or not isinstance(rev, str) or not spec.strip() or not rev.strip():
-                raise MemfsError("memory restore: 'path' and 'rev' must be non-empty strings")
-            return restore(repo, spec, rev, reason, dry_run=dry_run)
-        return self.run(agent, work)
-
-    # -- registration ---------------------------------------------------------------------
-
-    def register(self, server: Any) -> None:
-        for fn, hints in ((self.view, READ), (self.tree, READ), (self.compile, READ),
-                                (self.create, WRITE), (self.str_replace, WRITE), (self.insert, WRITE),
-                                (self.delete, DESTROY), (self.rename, DESTROY),
-                                (self.update_description, WRITE), (self.apply_patch, WRITE),
-                                *self.history()):
-            server.add_tool(fn, name=fn.__name__, annotations=hints, structured_output=False)
+def check_args(spec: Spec, given: Any, multi: bool) -> dict[str, Any]:
+    """The arguments with aliases resolved and types checked; UsageError names the problem."""
+    where = f"memory {spec.name}"
+    if given is None:
+        given = {}
+    if not isinstance(given, dict):
+        raise UsageError(f"{where}: the arguments must be an object")
+    known = dict(spec.args, agent=AGENT) if multi else dict(spec.args)
+    out: dict[str, Any] = {}
+    for key, value in given.items():
+        name = key
+        if key not in known:
+            name = (INSERT_ALIASES if spec.name == "insert" else {}).get(key) or ALIASES.get(key, key)
+        if name not in known:
+            valid = ", ".join(known)
+            raise UsageError(f"{where}: unknown argument {key!r}; {spec.name} takes {valid}")
+        if value is None:
+            continue
+        if name in out and out[name] != value:
+            raise UsageError(f"{where}: {key!r} and {name!r} are the same argument; give one")
+        out[name] = _typed(where, key, known[name], value)
+    missing = [n for n, a in known.items() if a.required and n not in out and n != "agent"]
+    if missing:
+        raise UsageError(f"{where}: missing required argument{'s' if len(missing) > 1 else ''} "
+                         f"{', '.join(repr(m) for m in missing)}")
+    return out
 
 
-    def history(self) -> list[tuple[Callable[..., CallToolResult], ToolAnnotations]]:
-        """The tools of `git memory search / log / show / diff / undo / restore`."""
-        return [(self.search, READ), (self.log, READ), (self.show, READ), (self.diff, READ),
-                (self.undo, DESTROY), (self.restore, WRITE)]
+def _typed(where: str, key: str, arg: Arg, value: Any) -> Any:
+    def bad(what: str) -> UsageError:
+        return UsageError(f"{where}: {key!r} must be {what}, not {_short(value)}")
+
+    if arg.kind == "string":
+        if not isinstance(value, str):
+            raise bad("a string")
+        if arg.choices and value not in arg.choices:
+            raise bad("one of " + ", ".join(arg.choices))
+    elif arg.kind == "boolean":
+        if not isinstance(value, bool):
+            raise bad("true or false")
+    elif arg.kind == "integer":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise bad("a whole number")
+    elif arg.kind == "strings":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+    elif arg.kind == "range":
+        if (not isinstance(value, list) or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+            raise bad("[first, last], two whole numbers such as [1, 20] or [5, -1]")
+    return value
+
+
+def _short(value: Any) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# -- the operations ----------------------------------------------------------------------
+
+def _editor(repo: Repo) -> Any:
+    from gitmemfs.edit.editor import Editor
+
+    return Editor(repo)
+
+
+def _view(repo: Repo, a: dict[str, Any]) -> Outcome:
+    rng = a.get("view_range")
+    return _editor(repo).view(a["path"], view_range=tuple(rng) if rng else None,
+                              numbered=a.get("line_numbers", False))
+
+
+def _tree(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return Outcome(rendered_tree(repo, a.get("rev", "HEAD")))
+
+
+def _compile(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return Outcome(compiled(repo, a.get("rev", "HEAD"))[0])
+
+
+def _create(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).create(a["path"], a["description"], a.get("file_text", ""), a["reason"])
+
+
+def _str_replace(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).str_replace(a["path"], a["old_string"], a["new_string"], a["reason"],
+                                     replace_all=a.get("replace_all", False))
+
+
+def _insert(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).insert(a["path"], a["insert_line"], a["insert_text"], a["reason"])
+
+
+def _delete(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).delete(a["path"], a["reason"])
+
+
+def _rename(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).rename(a["old_path"], a["new_path"], a["reason"])
+
+
+def _update_description(repo: Repo, a: dict[str, Any]) -> Outcome:
+    return _editor(repo).update_description(a["path"], a["description"], a["reason"])
+
+
+def _apply_patch(repo: Repo, a: dict[str, Any]) -> Outcome:
+    from gitmemfs.edit.patch import apply
+
+    reason, text = apply.check_args(a["reason"], a["input"])
+    return apply.apply(repo, text, reason)
+
+
+def _search(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.view.search import search
+
+    if not a["query"].strip():
+        raise UsageError("memory search: 'query' must not be empty")
+    return search(repo, a["query"], a.get("paths", []), regex=a.get("regex", False), where=a.get("where", "all"),
+                  rev=a.get("rev"), history=a.get("history", False), limit=a.get("limit", 20))
+
+
+def _log(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.view.history import log
+
+    paths = a.get("paths") or ([a["path"]] if a.get("path") else [])
+    return log(repo, paths, n=a.get("limit", 20), since=a.get("since"), op=a.get("op"),
+               dreams=a.get("dreams", False))
+
+
+def _show(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.view.history import show
+
+    return show(repo, a["path"], a.get("rev"))
+
+
+def _diff(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.view.history import diff
+
+    return diff(repo, a.get("rev"), a.get("paths", []))
+
+
+def _undo(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.edit.undo import undo
+
+    return undo(repo, a.get("commit"), last=a.get("last", False), dream=a.get("dream_id"),
+                reason=a.get("reason"), dry_run=a.get("dry_run", False))
+
+
+def _restore(repo: Repo, a: dict[str, Any]) -> Any:
+    from gitmemfs.edit.undo import restore
+
+    return restore(repo, a["path"], a["rev"], a.get("reason"), dry_run=a.get("dry_run", False))
+
+
+SPECS: tuple[Spec, ...] = (
+    Spec("view", "Read a memory file as stored, or list a folder's files with their descriptions. Use it "
+         "before editing a file, and whenever the task needs something memory may hold.",
+         {"path": PATH,
+          "view_range": Arg("range", "[first, last] body lines to show; last -1 means to the end"),
+          "line_numbers": Arg("boolean", "Number the body lines (the numbers insert uses)")},
+         True, _view, payload=True),
+    Spec("tree", "The memory's files as a tree (folders first), as committed.", {"rev": REV}, True, _tree,
+         payload=True),
+    Spec("compile", "The memory as it goes into an agent's system prompt: pinned system/ files in full, an "
+         "index of the others with their descriptions.", {"rev": REV}, True, _compile, payload=True),
+    Spec("create", "Create a memory file; fails if it exists. Files under system/ are pinned in the prompt: "
+         "keep them short.",
+         {"path": PATH, "description": Arg("string", "One-line description of the file (its frontmatter)", True),
+          "file_text": Arg("string", "The body, without frontmatter (default: empty)"), "reason": REASON},
+         False, _create, commits=True),
+    Spec("str_replace", "Replace text in a memory file's body. old_string must occur exactly once unless "
+         "replace_all is true.",
+         {"path": PATH, "old_string": Arg("string", "Exact text to find in the body", True),
+          "new_string": Arg("string", "The replacement; may be empty to delete the text", True),
+          "reason": REASON, "replace_all": Arg("boolean", "Replace every occurrence")},
+         False, _str_replace, commits=True),
+    Spec("insert", "Insert lines into a memory file's body.",
+         {"path": PATH, "insert_line": Arg("integer", "Body line the text starts at, 1-indexed (past the end: "
+                                                      "appended)", True),
+          "insert_text": Arg("string", "The lines to insert", True), "reason": REASON},
+         False, _insert, commits=True),
+    Spec("delete", "Delete a memory file, or a folder and everything in it (path ending in /). Undo brings it "
+         "back.", {"path": PATH, "reason": REASON}, False, _delete, commits=True),
+    Spec("rename", "Move a memory file or folder.",
+         {"old_path": Arg("string", "The file or folder to move", True),
+          "new_path": Arg("string", "Where to; must not exist", True), "reason": REASON},
+         False, _rename, commits=True),
+    Spec("update_description", "Change a memory file's one-line description (shown in the prompt's index).",
+         {"path": PATH, "description": Arg("string", "The new one-line description", True), "reason": REASON},
+         False, _update_description, commits=True),
+    Spec("apply_patch", "Apply a multi-file patch (add, update, delete, move files) as one commit.",
+         {"input": Arg("string", "The patch: *** Begin Patch, then *** Add File: PATH, *** Update File: PATH "
+                                 "or *** Delete File: PATH sections, then *** End Patch", True),
+          "reason": REASON}, False, _apply_patch, commits=True),
+    Spec("search", "Search committed memory: matching lines under each file's description, pinned files first, "
+         "then by relevance.",
+         {"query": Arg("string", "Words or a phrase (case-insensitive unless it has a capital letter)", True),
+          "paths": Arg("strings", "Only under these files or folders"),
+          "regex": Arg("boolean", "The query is a regular expression"),
+          "where": Arg("string", "Where to look (default all)", choices=("all", "body", "description", "path")),
+          "rev": Arg("string", "Search the memory as it was at this commit"),
+          "history": Arg("boolean", "Search every past version too: finds deleted and overwritten facts"),
+          "limit": Arg("integer", "Files shown (default 20)")},
+         True, _search, payload=True),
+    Spec("log", "The memory's commits, newest first: when, who (agent, human or dream), what and why.",
+         {"paths": Arg("strings", "Only commits touching these (one path is followed across renames)"),
+          "path": Arg("string", "Only commits touching this file"),
+          "limit": Arg("integer", "At most this many commits (default 20)"),
+          "since": Arg("string", "Newer than this: '2 weeks ago', 2026-01-31"),
+          "op": Arg("string", "Only this operation: str_replace, delete, undo, ..."),
+          "dreams": Arg("boolean", "Only dream merges")},
+         True, _log, payload=True),
+    Spec("show", "A memory file as it was at a commit.",
+         {"path": Arg("string", "Memory path, or PATH@REV", True),
+          "rev": Arg("string", "The commit (default HEAD)")}, True, _show, payload=True),
+    Spec("diff", "What changed between commits, frontmatter keys apart from body lines.",
+         {"rev": Arg("string", "REV..REV, or REV (to HEAD); default: the last commit"),
+          "paths": Arg("strings", "Only these files or folders")}, True, _diff, payload=True),
+    Spec("undo", "Take back one commit, or a whole dream, as a new validated commit. Name one of commit, last "
+         "or dream_id.",
+         {"commit": Arg("string", "The commit to take back (see log)"),
+          "last": Arg("boolean", "Take back the newest commit"),
+          "dream_id": Arg("string", "Take back the merge of this dream"),
+          "reason": Arg("string", "Why, in one line (the commit subject); required unless dry_run"),
+          "dry_run": Arg("boolean", "Show the diff it would commit; change nothing")},
+         False, _undo),
+    Spec("restore", "Bring back one file (also a deleted one) as it was at a commit.",
+         {"path": PATH, "rev": Arg("string", "The commit to bring the file back from", True),
+          "reason": Arg("string", "Why, in one line (the commit subject); required unless dry_run"),
+          "dry_run": Arg("boolean", "Show the diff; change nothing")},
+         False, _restore),
+)
+BY_NAME = {s.name: s for s in SPECS}
+
+
+def listing(multi: bool) -> list[dict[str, Any]]:
+    """tools/list, as wire dicts."""
+    out = []
+    for spec in SPECS:
+        tool: dict[str, Any] = {"name": spec.name, "description": spec.description,
+                                "inputSchema": schema(spec, multi),
+                                "annotations": READ_HINTS if spec.read_only else WRITE_HINTS}
+        if spec.commits:
+            tool["outputSchema"] = OUTPUT_SCHEMA
+        out.append(tool)
+    return out
+
+
+def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | None], Repo]) -> dict[str, Any]:
+    """Run one tool call to its result; every failure is an isError result."""
+    try:
+        args = check_args(spec, arguments, multi)
+        outcome = spec.run(open_repo(args.pop("agent", None)), args)
+    except MemfsError as exc:
+        return failed(exc)
+    except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary
+        return failed(MemfsError(f"internal error: {type(exc).__name__}: {exc} (please report this bug)"))
+    return ok(spec, outcome)
+
+
+def layout_of(repo: Repo, snap: Any) -> str:
+    """The commit's layout, as `git memory compile` and `tree` find it (memory.layout,
+    else its root MEMORY.md)."""
+    from gitmemfs.core import layout as layouts
+
+    try:
+        return layouts.detect(repo.cfg(layouts.CONFIG_KEY), any(e.path == layouts.INDEX for e in snap.files))
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
 
 
 def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
-    """(the prompt projection of `rev`, the commit it was built from)."""
+    """(the prompt projection of `rev`, the commit it was built from): `git memory compile`."""
     from gitmemfs.core import snapshot
     from gitmemfs.view import compile as compiler
 
     snap = snapshot.load(repo.root, rev)
     projection, _ = compiler.project(snap, quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, CACHE_FILE))
+                                     cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout_of(repo, snap))
     return projection.text, snap.revision
+
+
+def rendered_tree(repo: Repo, rev: str = "HEAD") -> str:
+    """The file tree of `rev`, as `git memory tree` prints it."""
+    from gitmemfs.core import snapshot
+    from gitmemfs.view import tree
+
+    snap = snapshot.load(repo.root, rev)
+    layout = layout_of(repo, snap)
+    caps = tree.limits({})
+    return tree.render(tree.for_snapshot(snap.files, layout=layout), max_lines=caps["max_lines"],
+                       max_chars=caps["max_chars"], max_children=caps["max_children"],
+                       system=layout == "letta").text

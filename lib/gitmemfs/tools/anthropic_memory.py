@@ -4,7 +4,7 @@ One engine for `git memory call --schema anthropic` and the SDK class
 (`gitmemfs.integrations.anthropic.GitMemoryTool`): the six commands with the
 semantics, return strings and error strings of the Anthropic SDK's reference
 backend (`BetaLocalFilesystemMemoryTool` in `anthropic.lib.tools`), so a program
-cannot tell the two apart except for the `.git` folder and its history.
+cannot tell the two apart except for the history.
 
 What the reference does, and so do we: paths start with `/memories` and are
 resolved through symlinks before use (a link inside the memory edits its target;
@@ -19,11 +19,14 @@ What git adds: each change is one commit limited to the call's own paths, only
 those paths must be clean (untracked or edited files elsewhere do not block a
 call), `.git` and git's control files are never a target, the memory rules
 apply (UTF-8 without NUL, read_only frontmatter), and a change that changes
-nothing commits nothing.
+nothing commits nothing. With `adopt` (the SDK class's default), a file
+changed beside the tool is first committed as an "outside change"
+(tools/outside.py) instead of blocking the call.
 
-Layouts: in a `plain` repository files are stored exactly as named. In a Letta
-repository a name without `.md` is stored with it and a generated frontmatter
-(`description: Memory block <name>`); the agent reads and edits the body only.
+Names are kept as the model chose them, in every layout: `/memories/x.txt` is
+`x.txt`. In a Letta layout a Markdown file (`*.md`) is a memory block: it gets
+a generated frontmatter (`description: Memory block <name>`) when created
+without one, and the agent reads and edits its body only.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.writer import Change, WriteSession, literal
+from gitmemfs.tools import outside
 
 ROOT = "/memories"
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
@@ -85,16 +89,24 @@ class AnthropicMemory:
     """The memory tool on one repository. `reason` is the commit subject for every
     write (default: derived from the call, e.g. `create /memories/notes.txt`)."""
 
-    def __init__(self, repo: Repo, *, reason: str | None = None, plain: bool | None = None):
+    def __init__(self, repo: Repo, *, reason: str | None = None, plain: bool | None = None,
+                 adopt: bool = False):
         self.repo = repo
         self.reason = reason
         self.plain = is_plain(repo) if plain is None else plain
+        self.adopt = adopt
         self.root = repo.root
         self.real_root = Path(repo.root).resolve()
+        # The repository's own files, wherever they live (a `.git` folder, or elsewhere).
+        self.git_dirs = tuple({os.path.realpath(repo.git_dir), os.path.realpath(repo.common_dir)})
+        self.given: dict[str, str] = {}
 
     # -- dispatch -----------------------------------------------------------------------
 
-    def execute(self, args: dict[str, Any]) -> Outcome:
+    def execute(self, args: dict[str, Any], resolved: dict[str, str] | None = None) -> Outcome:
+        """Run one call. `resolved`: paths the caller already validated and resolved (the
+        SDK class's `_validate_path`), used as given instead of resolving them again."""
+        self.given = dict(resolved or {})
         command = args.get("command")
         if command not in COMMANDS:
             raise ToolFailure(f"Unknown command: {command}")
@@ -111,6 +123,9 @@ class AnthropicMemory:
         return self.reason.strip() if self.reason and self.reason.strip() else what
 
     def session(self, scope: Sequence[str], file_mode: int = FILE_MODE) -> WriteSession:
+        """The write's session; outside changes are committed first when adopting."""
+        if self.adopt:
+            outside.adopt(self.repo, scope)
         return WriteSession(self.repo, tool="memory", scope=scope, file_mode=file_mode,
                             dir_mode=DIR_MODE, prune=False)
 
@@ -122,24 +137,24 @@ class AnthropicMemory:
             raise ToolFailure(f"Path must start with /memories, got: {path}")
         relative = path[len(ROOT):].lstrip("/")
         try:
-            resolved = (Path(self.root) / relative).resolve() if relative else self.real_root
+            if path in self.given:
+                resolved = Path(os.path.normpath(os.path.join(self.real_root, self.given[path])))
+            else:
+                resolved = (Path(self.root) / relative).resolve() if relative else self.real_root
         except (RuntimeError, OSError, ValueError):  # a symlink loop, a NUL byte
             raise ToolFailure(f"Path {path} would escape /memories directory") from None
         if resolved == self.real_root:
             return str(resolved), ""
         if not str(resolved).startswith(str(self.real_root) + os.sep):
+            if any(str(resolved) == d or str(resolved).startswith(d + os.sep) for d in self.git_dirs):
+                raise ToolFailure(f"Path {path} names git's own data (.git), which holds the memory's "
+                                  "history; choose another name")
             raise ToolFailure(f"Path {path} would escape /memories directory")
         rel = resolved.relative_to(self.real_root).as_posix()
         if any(part.lower() in CONTROL for part in rel.split("/")):
             raise ToolFailure(f"Path {path} names git's own data ({'/'.join(rel.split('/')[:1])}), "
                               "which holds the memory's history; choose another name")
         return str(resolved), rel
-
-    def as_file(self, full: str, rel: str) -> tuple[str, str]:
-        """In a Letta repository a memory file carries `.md` on disk; plain stores names as given."""
-        if self.plain or not rel or rel.lower().endswith(".md") or os.path.isdir(full):
-            return full, rel
-        return full + ".md", rel + ".md"
 
     def ancestor_file(self, rel: str) -> str | None:
         """The first folder on the way to `rel` that exists as something else."""
@@ -153,23 +168,55 @@ class AnthropicMemory:
     # -- content ------------------------------------------------------------------------
 
     def read(self, full: str, path: str) -> bytes:
-        """A regular file's bytes (no FIFO, no device: O_NONBLOCK then fstat)."""
-        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        """A regular file's bytes, never through a symbolic link anywhere on the way.
+
+        Opened by its full path as the reference opens it (O_NOFOLLOW: a final link is
+        refused; O_NONBLOCK: a FIFO cannot block), then proven to be the file that sits
+        at that place when every folder from the root down is opened without following
+        a link (core/nofollow.py): the open file's inode must be the one found there.
+        O_NOFOLLOW alone guards only the last name; the second step also catches a
+        folder swapped for a link, before or while the file is opened."""
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
+            fd = os.open(Path(full), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD's O_NOFOLLOW
+                raise ToolFailure(f"The path {path} is a symlink; memory files are never read through one") \
+                    from None
+            raise
+        try:
+            opened = os.fstat(fd)
+            if not stat.S_ISREG(opened.st_mode):
                 raise ToolFailure(f"path {path!r} is not a regular file")
+            self.same_file(full, path, opened)
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 return fh.read()
         finally:
             os.close(fd)
 
-    def split(self, data: bytes, path: str) -> tuple[str, str]:
+    def same_file(self, full: str, path: str, opened: os.stat_result) -> None:
+        try:
+            with nofollow.folder_of(str(self.real_root), full) as (dir_fd, name):
+                there = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError as exc:
+            if nofollow.is_loop(exc):
+                raise ToolFailure(f"The path {path} is a symlink or goes through one; memory files are never "
+                                  "read through one") from None
+            raise
+        if (there.st_dev, there.st_ino) != (opened.st_dev, opened.st_ino):
+            raise ToolFailure(f"The path {path} is a symlink or went through one while it was read (it changed "
+                              "under the read); nothing was read")
+
+    def is_block(self, rel: str) -> bool:
+        """A Letta memory block: a Markdown file in a Letta layout (frontmatter kept apart)."""
+        return not self.plain and rel.lower().endswith(".md")
+
+    def split(self, data: bytes, path: str, rel: str) -> tuple[str, str]:
         """(frontmatter kept as stored, the text the agent sees)."""
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ToolFailure(f"path {path!r} is not valid utf-8") from None
-        if self.plain:
+        if not self.is_block(rel):
             return "", text
         try:
             _, body, _ = memfile.split(text)
@@ -178,7 +225,7 @@ class AnthropicMemory:
         return text[:len(text) - len(body)], body
 
     def new_file(self, rel: str, text: str) -> bytes:
-        if self.plain:
+        if not self.is_block(rel):
             return text.encode("utf-8")
         if text.startswith("---"):
             try:
@@ -196,7 +243,7 @@ class AnthropicMemory:
 
     def do_view(self, args: dict[str, Any]) -> Outcome:
         path = args["path"]
-        full, rel = self.as_file(*self.locate(path))
+        full, rel = self.locate(path)
         try:
             leaf = os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
@@ -206,7 +253,7 @@ class AnthropicMemory:
         if not stat.S_ISREG(leaf.st_mode):
             raise ToolFailure(f"Unsupported file type for {path}")
         try:
-            _, content = self.split(self.read(full, path), path)
+            _, content = self.split(self.read(full, path), path, rel)
         except FileNotFoundError:
             raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
                               "concurrently).") from None
@@ -260,7 +307,7 @@ class AnthropicMemory:
 
     def do_create(self, args: dict[str, Any]) -> Outcome:
         path = args["path"]
-        full, rel = self.as_file(*self.locate(path))
+        full, rel = self.locate(path)
         if not rel or os.path.lexists(full):
             raise ToolFailure(f"File {path} already exists")
         blocker = self.ancestor_file(rel)
@@ -275,7 +322,7 @@ class AnthropicMemory:
         return Outcome(f"File created successfully at: {path}", sha, [rel])
 
     def editable(self, path: str) -> tuple[str, str]:
-        full, rel = self.as_file(*self.locate(path))
+        full, rel = self.locate(path)
         if not os.path.exists(full):
             raise ToolFailure(f"The path {path} does not exist. Please provide a valid path.")
         if not os.path.isfile(full):
@@ -287,10 +334,9 @@ class AnthropicMemory:
         new = "" if new is None else new
         if not isinstance(new, str):
             raise ToolFailure("The str_replace command needs 'new_str' (a string)")
-        full, rel = self.editable(path)
-        with self.session([rel]) as s:
-            data = self.read(full, path)
-            head, content = self.split(data, path)
+
+        def edit(data: bytes) -> tuple[str, str, int]:
+            head, content = self.split(data, path, rel)
             count = content.count(old)
             if count == 0:
                 raise ToolFailure(f"No replacement was performed, old_str `{old}` did not appear verbatim "
@@ -300,13 +346,21 @@ class AnthropicMemory:
                                   f"in lines: {', '.join(map(str, match_lines(content, old)))}. "
                                   "Please ensure it is unique")
             self.refuse_read_only(data, path, "modified")
-            changed = content[:content.find(old)].count("\n")
-            after = content.replace(old, new)
+            return head + content.replace(old, new), content, content[:content.find(old)].count("\n")
+
+        full, rel = self.editable(path)
+        edit(self.read(full, path))  # a refusal needs no lock: answered before taking it
+        with self.session([rel]) as s:
+            data = s.read(rel)
+            if data is None:
+                raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
+                                  "concurrently).")
+            after, before, changed = edit(data)  # again under the lock: the file as committed
             sha = None
-            if after != content:
-                sha = s.commit([Change(rel, (head + after).encode("utf-8"))], op="str_replace",
+            if after.encode("utf-8") != data:
+                sha = s.commit([Change(rel, after.encode("utf-8"))], op="str_replace",
                                reason=self.why(args, f"str_replace {path}"))
-        lines = after.split("\n")
+        lines = before.replace(old, new).split("\n")
         start, stop = max(0, changed - 2), min(len(lines), changed + 3)
         return Outcome("The memory file has been edited. Here is the snippet showing the change (with line "
                        "numbers):\n" + numbered(lines[start:stop], start + 1), sha, [rel] if sha else [])
@@ -316,10 +370,9 @@ class AnthropicMemory:
         text = args.get("insert_text", args.get("new_str"))
         if not isinstance(text, str):
             raise ToolFailure("The insert command needs 'insert_text' (a string)")
-        full, rel = self.editable(path)
-        with self.session([rel]) as s:
-            data = self.read(full, path)
-            head, content = self.split(data, path)
+
+        def edit(data: bytes) -> str:
+            head, content = self.split(data, path, rel)
             lines = split_keeping_cr(content)
             if line < 0 or line > len(lines):
                 raise ToolFailure(f"Invalid `insert_line` parameter: {line}. It should be within the range "
@@ -327,12 +380,18 @@ class AnthropicMemory:
             self.refuse_read_only(data, path, "modified")
             lines.insert(line, text.rstrip("\n"))
             after = "\n".join(lines)
-            if not after.endswith("\n"):
-                after += "\n"
-            sha = None
-            if after != content:
-                sha = s.commit([Change(rel, (head + after).encode("utf-8"))], op="insert",
-                               reason=self.why(args, f"insert {path}"))
+            return head + (after if after.endswith("\n") else after + "\n")
+
+        full, rel = self.editable(path)
+        edit(self.read(full, path))  # a refusal needs no lock: answered before taking it
+        with self.session([rel]) as s:
+            data = s.read(rel)
+            if data is None:
+                raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
+                                  "concurrently).")
+            after = edit(data).encode("utf-8")
+            sha = s.commit([Change(rel, after)], op="insert", reason=self.why(args, f"insert {path}")) \
+                if after != data else None
         return Outcome(f"The file {path} has been edited.", sha, [rel] if sha else [])
 
     def do_delete(self, args: dict[str, Any]) -> Outcome:
@@ -340,7 +399,6 @@ class AnthropicMemory:
         full, rel = self.locate(path)
         if not rel:
             raise ToolFailure("Cannot delete the /memories directory itself")
-        full, rel = self.as_file(full, rel)
         reason = self.why(args, f"delete {path}")
         if os.path.isfile(full):
             with self.session([rel]) as s:
@@ -369,17 +427,12 @@ class AnthropicMemory:
         new_full, new_rel = self.locate(new)
         if not old_rel:
             raise ToolFailure("Cannot rename the /memories directory itself")
-        old_full, old_rel = self.as_file(old_full, old_rel)
         if not new_rel or os.path.exists(new_full):
             raise ToolFailure(f"The destination {new} already exists")
         if not os.path.lexists(old_full):
             raise ToolFailure(f"The path {old} does not exist")
         folder = os.path.isdir(old_full)
-        if not folder:
-            new_full, new_rel = self.as_file(new_full, new_rel)
-            if os.path.exists(new_full):
-                raise ToolFailure(f"The destination {new} already exists")
-        elif (new_rel + "/").startswith(old_rel + "/"):
+        if folder and (new_rel + "/").startswith(old_rel + "/"):
             raise ToolFailure(f"Cannot move {old} into itself ({new})")
         blocker = self.ancestor_file(new_rel)
         if blocker is not None:
@@ -391,7 +444,7 @@ class AnthropicMemory:
             with self.session([old_rel, new_rel], file_mode=mode) as s:
                 data = s.read(old_rel) or b""
                 self.refuse_read_only(data, old, "renamed")
-                sha = s.commit([Change(old_rel, None), Change(new_rel, self.moved(data, old_rel, new_rel))],
+                sha: str | None = s.commit([Change(old_rel, None), Change(new_rel, self.moved(data, old_rel, new_rel))],
                                op="rename", reason=reason, paths=[old_rel, new_rel])
             return Outcome(f"Successfully renamed {old} to {new}", sha, [old_rel, new_rel])
         with self.session([old_rel, new_rel]) as s:
@@ -452,6 +505,8 @@ class AnthropicMemory:
 
     def clear_all(self, reason: str | None = None) -> Outcome:
         """Every memory file gone in one commit; the root stays (the SDK's clear_all_memory)."""
+        if self.adopt:
+            outside.adopt(self.repo)
         with WriteSession(self.repo, tool="memory", prune=False) as s:
             files = self.repo.git("ls-files", "-z").zsplit()
             sha = s.commit([Change(f, None) for f in files], op="delete",
@@ -473,7 +528,8 @@ def generated(rel: str) -> str:
 
 def match_lines(content: str, needle: str) -> list[int]:
     """Lines of every match, overlapping ones included (as the reference counts them)."""
-    out, start = [], 0
+    out: list[int] = []
+    start = 0
     while True:
         pos = content.find(needle, start)
         if pos == -1:

@@ -58,16 +58,35 @@ def require(tool: str, args: dict[str, Any], *keys: str) -> None:
                          f"Received parameters: {', '.join(args)}")
 
 
-def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta") -> Outcome:
+def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta", adopt: bool = False) -> Outcome:
+    """`adopt`: commit files changed beside the tools as an "outside change" before a write
+    (tools/outside.py) instead of refusing the write over them."""
     # An agent's tool call approves nothing: drop a person's approvals before any git runs.
     for var in approval.VARS:
         os.environ.pop(var, None)
     name, args = unwrap(parse_payload(payload))
     if schema == "anthropic":
-        return Anthropic(open_repo).call(args)
+        return Anthropic(open_repo, adopt=adopt).call(args)
+    if adopt and args.get("command") not in READS:
+        open_repo = adopting(open_repo)
     if name == "memory_apply_patch" or (name is None and "command" not in args and "input" in args):
         return apply_patch_call(args, open_repo)
     return letta_memory(args, open_repo)
+
+
+READS = ("view", "search", "log", "show", "diff")
+
+
+def adopting(open_repo: Callable[[], Repo]) -> Callable[[], Repo]:
+    """`open_repo` that first commits the outside changes of the whole tree (a Letta-schema
+    write checks the whole tree is clean)."""
+    def opened() -> Repo:
+        from gitmemfs.tools import outside
+
+        repo = open_repo()
+        outside.adopt(repo)
+        return repo
+    return opened
 
 
 def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome:
@@ -113,10 +132,11 @@ class Anthropic:
     """Anthropic's memory tool (memory_20250818) over a memory repository: the commands
     live in tools/anthropic_memory.py, shared with the SDK class."""
 
-    def __init__(self, open_repo: Callable[[], Repo]):
+    def __init__(self, open_repo: Callable[[], Repo], *, adopt: bool = False):
         self.open_repo = open_repo
+        self.adopt = adopt
 
     def call(self, args: dict[str, Any]) -> Outcome:
         from gitmemfs.tools.anthropic_memory import AnthropicMemory
 
-        return AnthropicMemory(self.open_repo()).execute(args)
+        return AnthropicMemory(self.open_repo(), adopt=self.adopt).execute(args)
