@@ -7,4 +7,6 @@
     sync.py     git memory sync: fetch, then the state machine
     status.py   git memory status
     mirror.py   the post-commit mirror push and git memory mirror
+    redacted.py  redact --push: the one force push, with a lease
+    redaction_sync.py  sync moves a clone onto its remote's redacted history
 """
