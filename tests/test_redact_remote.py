@@ -239,3 +239,27 @@ def test_a_clone_with_uncommitted_changes_does_not_move_or_merge(world: dict[str
     out = sync(one)
     assert "1 local commit(s) replayed" in out["message"] and out["state"] == "pushed"
     assert SECRET.encode() not in all_objects(one)
+
+
+def test_a_moved_clone_whose_push_conflicts_stays_moved(world: dict[str, Path]) -> None:
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    two = clone(srv, tmp / "two")
+    write(two, "notes/mine.md", memfile("Mine", f"mine {SECRET}\n"))
+    git("add", "-A", cwd=two)
+    git("commit", "-q", "-m", "my own note", cwd=two)
+    write(mem, "notes/before.md", memfile("Before", "the redactor's own, pushed with it\n"))
+    git("add", "-A", cwd=mem)
+    git("commit", "-q", "-m", "a note of the redactor's", cwd=mem)
+    done = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert done.returncode == 0, done.stderr
+    write(mem, "notes/mine.md", memfile("Theirs", "the same path, other text\n"))
+    git("add", "-A", cwd=mem)
+    git("commit", "-q", "-m", "their note", cwd=mem)
+    git("push", "-q", "origin", "main", cwd=mem)
+    for attempt in range(2):  # moved by the first; the second finds it moved already
+        proc = memory("--json", "sync", cwd=two)
+        out = json.loads(proc.stdout)
+        assert proc.returncode == 1 and out.get("state") == "conflict", (attempt, out)
+        assert out["message"].startswith("Moved onto the redacted history") == (attempt == 0), out
+        assert SECRET.encode() not in all_objects(two)
+    assert (two / "notes/mine.md").read_text() == memfile("Mine", "mine [REDACTED]\n")

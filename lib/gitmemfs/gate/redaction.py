@@ -255,27 +255,28 @@ def record_of(cwd: str, tip: str, env: dict[str, str] | None = None) -> Commit |
     return found if parent is not None and parent.tree == found.tree else None
 
 
-def follow(cwd: str, record: str, olds: Sequence[str], stop: Sequence[str], env: dict[str, str] | None = None,
-           *, learn: bool = False) -> Pairing | None:
-    """The newest of `olds` (commits of the old history, newest first) whose redacted
-    twin is on the first-parent chain under `record` (down to `stop`), paired; None
-    if none is. Twins are found by their author and committer lines, then proven."""
-    found = record_of(cwd, record, env)
-    if found is None:
-        return None
-    chain = _chain(cwd, found.parents[0], stop, env)
+def candidates(cwd: str, record: Commit, olds: Sequence[str], stop: Sequence[str],
+               env: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(old commit, its would-be twin): `olds` (newest first) against the first-parent
+    chain under `record` down to `stop`, matched by author and committer lines (same
+    people, same seconds), to be proven by `pair`."""
+    chain = _chain(cwd, record.parents[0], stop, env)
     idents: dict[tuple[bytes, ...], list[str]] = {}
     for sha, c in _read(cwd, chain, env).items():  # newest first, as listed
         idents.setdefault(c.ident(), []).append(sha)
-    tries = 0
-    for sha, c in _read(cwd, olds, env).items():
-        for twin in idents.get(c.ident(), ()):
-            tries += 1
-            got = pair(cwd, sha, twin, env, learn=learn)
-            if got is not None:
-                return got
-            if tries >= ATTEMPTS:
-                return None
+    return [(sha, twin) for sha, c in _read(cwd, olds, env).items() for twin in idents.get(c.ident(), ())]
+
+
+def follow(cwd: str, record: str, olds: Sequence[str], stop: Sequence[str], env: dict[str, str] | None = None,
+           *, learn: bool = False) -> Pairing | None:
+    """The newest of `olds` whose redacted twin is under `record`, paired; None if none is."""
+    found = record_of(cwd, record, env)
+    if found is None:
+        return None
+    for old, twin in candidates(cwd, found, olds, stop, env)[:ATTEMPTS]:
+        got = pair(cwd, old, twin, env, learn=learn)
+        if got is not None:
+            return got
     return None
 
 

@@ -11,7 +11,9 @@ replayed with the same spans replaced and paths removed, its authors, dates and
 reason kept. Reflogs are expired and unreachable objects pruned, so the old objects
 are gone here too; the search index and finished dream runs' repositories go. Sync
 then brings the replayed commits onto the remote as any local commits: checked by
-the validator, and pushed without force; the old history is never pushed back.
+the validator, and pushed without force; the old history is never pushed back. The
+record followed is noted in `<git-dir>/memory-redactions-followed`, so a sync stopped
+before its push (a conflict) does not try to follow it again.
 
 A move that can't be made safely is refused before anything changes (uncommitted
 changes, a running dream, a rewrite this clone cannot pair): otherwise sync would
@@ -31,6 +33,7 @@ from gitmemfs.gate import redaction
 
 REPLACEMENT = redaction.REPLACEMENT
 _HEX = re.compile(rb"\b[0-9a-f]{7,40}\b")
+FOLLOWED = "memory-redactions-followed"  # records this clone moved onto, one per line
 _SIGNATURE = re.compile(rb"^-----BEGIN [A-Z ]*SIGNATURE-----$", re.M)
 
 
@@ -46,22 +49,32 @@ def follow(repo: Repo, tracking: str | None) -> str | None:
                       remote, "--not", "HEAD", "--").out
     records = [line.split("\0")[0] for line in listed.splitlines()
                if "redact" in line.partition("\0")[2].replace(" ", "").split(",")]
+    followed = _followed(repo)
     for record in records:
         found = redaction.record_of(repo.root, record)
-        if found is None:
+        if found is None or record in followed:
             continue
-        if repo.git("merge-base", "--is-ancestor", found.parents[0], "HEAD", check=False).code == 0:
-            return None  # a record on top of our own history: nothing was rewritten
-        _ready(repo, record)
         olds = repo.git("rev-list", "HEAD", "--not", remote, "--").out.split()
-        pairing = redaction.follow(repo.root, record, olds, ["HEAD"], learn=True)
-        if pairing is not None:
-            return _move(repo, pairing, remote)
-    if records:
+        pairs = redaction.candidates(repo.root, found, olds, ["HEAD"])
+        if not pairs:
+            continue  # none of our commits was rewritten by it (already moved, or it took nothing of ours)
+        _ready(repo, record)
+        for old, twin in pairs[:redaction.ATTEMPTS]:
+            pairing = redaction.pair(repo.root, old, twin, learn=True)
+            if pairing is not None:
+                return _move(repo, pairing, remote, record)
         raise MemfsError(f"git memory sync: the remote's history was rewritten by a redaction "
-                         f"({records[0][:7]}) that this clone can't pair with its own; nothing was changed. "
+                         f"({record[:7]}) that this clone can't pair with its own; nothing was changed. "
                          "Clone the memory again (copy out any local work first)")
     return None
+
+
+def _followed(repo: Repo) -> set[str]:
+    try:
+        with open(os.path.join(repo.common_dir, FOLLOWED), encoding="ascii") as fh:
+            return set(fh.read().split())
+    except OSError:
+        return set()
 
 
 def _ready(repo: Repo, record: str) -> None:
@@ -179,7 +192,7 @@ class _Rewriter:
                              input=b"\n".join(lines) + b"\n\n" + self.message(message)).out.strip()
 
 
-def _move(repo: Repo, pairing: redaction.Pairing, remote: str) -> str:
+def _move(repo: Repo, pairing: redaction.Pairing, remote: str, record: str) -> str:
     for span in pairing.spans:  # whatever shows up later (an error, a log) masks them
         secrets.register_secret(span.decode("utf-8", "replace"))
     refs = [line.split(" ", 2) for line in repo.git(
@@ -203,6 +216,11 @@ def _move(repo: Repo, pairing: redaction.Pairing, remote: str) -> str:
         repo.git("update-ref", "--stdin", input="".join(updates))
     # The checked-out branch last, with the work tree (clean: checked before).
     repo.git("reset", "-q", "--keep", target)
+    # Until sync brings the record in (a conflict may stop it first), this clone's own
+    # replayed commits lack it, and one of them may share a second and an author with a
+    # commit under it: what was followed is remembered, not guessed again.
+    with open(os.path.join(repo.common_dir, FOLLOWED), "a", encoding="ascii") as fh:
+        fh.write(record + "\n")
     _forget(repo)
     return f"Moved onto the redacted history from {pairing.old[:7]}; {mine} local commit(s) replayed."
 
