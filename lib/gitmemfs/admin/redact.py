@@ -47,7 +47,7 @@ APPROVED = "Memory-Approved"  # the person's approval, as protect records it
 
 def read_texts(data: str) -> list[str]:
     """The strings to redact: one per line (a trailing CR dropped), blank lines skipped."""
-    out = []
+    out: list[str] = []
     for line in data.split("\n"):
         line = line[:-1] if line.endswith("\r") else line
         if not line.strip():

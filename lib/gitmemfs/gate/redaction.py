@@ -148,7 +148,7 @@ def pair(cwd: str, old: str, new: str, env: dict[str, str] | None = None, *,
 def _shape(commits: dict[str, Commit], olds: set[str], news: set[str], result: Pairing) -> bool:
     """Walk both histories from the tips, parent by parent: a bijection between the
     commits only in the old history and those only in the new, with the same headers."""
-    twins, back = result.twins, {}
+    twins, back = result.twins, dict[str, str]()
     todo = [(result.old, result.image)]
     while todo:
         o, n = todo.pop()
