@@ -39,7 +39,7 @@ def main(argv: list[str]) -> int:
             values = mod.run(workdir, repeat)
             for key, value in values.items():
                 budget, unit, what = mod.FIGURES[key]
-                figures[key] = round(value, 1)
+                figures[key] = round(value, 2 if unit == "x" else 1)
                 table.append((key, value, budget, unit, what))
     figures["bench_seconds"] = round(time.monotonic() - started, 1)
     print(json.dumps(figures, sort_keys=True))
@@ -47,7 +47,8 @@ def main(argv: list[str]) -> int:
     for key, value, budget, unit, what in table:
         verdict = "ok" if budget is None or value <= budget else "OVER"
         limit = "" if budget is None else f"<= {budget:g} {unit}"
-        print(f"  {key:<{width}}  {value:>9.1f} {unit:<3} {limit:<14} {verdict:<4}  {what}", file=sys.stderr)
+        digits = 2 if unit == "x" else 1
+        print(f"  {key:<{width}}  {value:>9.{digits}f} {unit:<3} {limit:<14} {verdict:<4}  {what}", file=sys.stderr)
     return 0
 
 

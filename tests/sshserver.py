@@ -6,9 +6,12 @@ gitolite user. sshd runs in the foreground (`-D -e`) as the user running the tes
 127.0.0.1 and a free port, and forces every key to `gitolite-shell <user>` with HOME
 pointing at gitolite's home (sshd itself starts sessions with the passwd home).
 
-Our gate is installed the way the README tells a gitolite admin to: `LOCAL_CODE` in the
-rc, our `githooks/pre-receive` linked as a common hook, `gitolite setup --hooks-only`,
-so every repository gitolite creates gets it beside gitolite's own `update` hook.
+Our gate is installed by running the commands of docs/remotes-and-fleets.md as written
+(its gitolite recipe: `LOCAL_CODE` in the rc, our `githooks/pre-receive` linked as a
+common hook, `gitolite setup --hooks-only`), so every repository gitolite creates gets
+it beside gitolite's own `update` hook, and the docs cannot drift from what works.
+`default_branch=None` leaves git's own default for new repositories (`master` before
+git 3): HEAD then names a branch nobody pushes, as on most gitolite servers.
 
 `SshGitolite.available()` says why the tests must skip (no sshd, no gitolite).
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import shutil
 import socket
 import subprocess
@@ -23,6 +27,8 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs" / "remotes-and-fleets.md"
+RECIPE_TITLE = "## A fleet on one ssh server (gitolite)"
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd")
 
 
@@ -31,9 +37,20 @@ def _which_sshd() -> str | None:
     return found or next((p for p in SSHD_CANDIDATES if os.access(p, os.X_OK)), None)
 
 
+def docs_recipe() -> list[str]:
+    """The shell commands of the docs' gitolite recipe (its first ```sh block)."""
+    text = DOCS.read_text(encoding="utf-8")
+    section = text[text.index(RECIPE_TITLE):]
+    block = section[section.index("```sh\n") + len("```sh\n"):]
+    block = block[:block.index("```")]
+    return [line.split("  #")[0].strip() for line in block.splitlines()
+            if line.strip() and not line.lstrip().startswith("#")]
+
+
 class SshGitolite:
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, default_branch: str | None = "main"):
         self.root = Path(root)
+        self.default_branch = default_branch
         self.home = self.root / "gitolite-home"
         self.keys = self.root / "keys"
         self.user = pwd.getpwuid(os.getuid()).pw_name
@@ -78,20 +95,24 @@ class SshGitolite:
 
     def start(self) -> SshGitolite:
         self.home.mkdir(parents=True)
-        (self.home / ".gitconfig").write_text("[init]\n\tdefaultBranch = main\n")
+        branch = f"[init]\n\tdefaultBranch = {self.default_branch}\n" if self.default_branch else ""
+        (self.home / ".gitconfig").write_text(branch)
         self._gitolite("setup", "-a", "admin")
         rc = self.home / ".gitolite.rc"
+        for command in docs_recipe():   # as the docs tell a gitolite admin, word for word
+            command = command.replace("/path/to/git-memfs", str(ROOT))
+            proc = subprocess.run(["bash", "-c", command], cwd=self.home, env=self._env(), capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                raise RuntimeError(f"the docs' gitolite recipe failed at {command!r}: {proc.stdout}{proc.stderr}")
         text = rc.read_text()
-        # The README's recipe: LOCAL_CODE, and our pre-receive as a hook common to every repo.
-        text = text.replace('# LOCAL_CODE                =>  "$rc{GL_ADMIN_BASE}/local",',
-                            'LOCAL_CODE                =>  "$rc{GL_ADMIN_BASE}/local",', 1)
-        assert 'LOCAL_CODE                =>  "$rc{GL_ADMIN_BASE}/local",' in text, "gitolite.rc layout changed"
+        assert re.search(r'^\s*LOCAL_CODE => "\$rc\{GL_ADMIN_BASE\}/local",', text, re.M), \
+            "the docs' sed left LOCAL_CODE off"
         text = text.replace("GIT_CONFIG_KEYS                 =>  '',",
                             "GIT_CONFIG_KEYS                 =>  'memory\\.checkScope',", 1)
         rc.write_text(text)
         common = self.home / ".gitolite" / "local" / "hooks" / "common"
-        common.mkdir(parents=True)
-        (common / "pre-receive").symlink_to(ROOT / "githooks" / "pre-receive")
+        assert (common / "pre-receive").resolve() == (ROOT / "githooks" / "pre-receive").resolve()
         host = self.keygen("host")
         self.known_hosts = self.root / "known_hosts"
         self.authorized = self.root / "authorized_keys"
@@ -173,10 +194,10 @@ class SshGitolite:
         self.users[name] = key
         return key
 
-    def add_repos(self, owners: dict[str, str]) -> None:
-        """{repo: user}: each repository read-write for its user; created with our hook."""
-        for repo, user in owners.items():
-            self.repos[repo] = [user]
+    def add_repos(self, owners: dict[str, str | list[str]]) -> None:
+        """{repo: user or [users]}: each repository read-write for its users; created with our hook."""
+        for repo, users in owners.items():
+            self.repos[repo] = [users] if isinstance(users, str) else list(users)
         self._write_conf()
         self._gitolite("setup")
 

@@ -39,7 +39,7 @@ def test_the_tree_keeps_the_contract() -> None:
     assert "0 broken" in proc.stdout
 
 
-LAYERS, CYCLES = "One-way layers", "No import cycles"
+LAYERS, CYCLES, GITFILES = "One-way layers", "No import cycles", "Core's edit path"
 
 
 @pytest.mark.parametrize("module, line, contract, report", [
@@ -52,6 +52,9 @@ LAYERS, CYCLES = "One-way layers", "No import cycles"
     # the hook entry point imported by what it runs
     ("gate/check.py", "import gitmemfs.hookmain  # noqa", LAYERS,
      "gitmemfs.gate is not allowed to import gitmemfs.hookmain"),
+    # a reader of git's own files reaching up to the repository it helps open
+    ("core/gitfiles/index.py", "from gitmemfs.core import repo  # noqa", GITFILES,
+     "gitmemfs.core.gitfiles is not allowed to import gitmemfs.core.repo"),
     # two modules of one package importing each other (the old cli/memory <-> cli/cmd_help)
     ("cli/cmd_help.py", "from gitmemfs.cli import memory  # noqa", CYCLES, "No cycles are allowed in gitmemfs.cli"),
 ])

@@ -87,18 +87,21 @@ def test_tool_call_wrappers(mem: Path) -> None:
     assert code == 0, out
 
 
-def test_insert_line_float_floors_and_infinity_appends(repo: Path) -> None:
+def test_insert_line_takes_whole_numbers_only(repo: Path) -> None:
     (repo / "notes").mkdir()
     (repo / "notes/n.md").write_text(memfile("N", "a\nb\n"))
     git("add", "-A", cwd=repo)
     git("commit", "-qm", "n", cwd=repo)
     code, out = call(repo, '{"command":"insert","reason":"r","file_path":"notes/n.md",'
                            '"insert_line":2.9,"insert_text":"x"}')
-    assert code == 0, out
+    assert code == 1 and "'insert_line' must be a whole number of lines, got 2.9" in out["error"], out
     code, out = call(repo, '{"command":"insert","reason":"r","file_path":"notes/n.md",'
                            '"insert_line":1e400,"insert_text":"z"}')
+    assert code == 2 and "the number 1e400 is out of range" in out["error"], out
+    code, out = call(repo, '{"command":"insert","reason":"r","file_path":"notes/n.md",'
+                           '"insert_line":2.0,"insert_text":"x"}')
     assert code == 0, out
-    assert (repo / "notes/n.md").read_text() == memfile("N", "a\nx\nb\nz\n")
+    assert (repo / "notes/n.md").read_text() == memfile("N", "a\nx\nb\n")
 
 
 # -- Anthropic's memory tool ------------------------------------------------------------------

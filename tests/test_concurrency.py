@@ -140,3 +140,30 @@ def test_kill_at_random_moments(mem: Path, seed: int) -> None:
                      cwd=mem)
         assert nxt.returncode == 0, nxt.stderr
         _consistent(mem)
+
+
+def test_a_commit_that_landed_before_its_index_is_finished_by_the_next_writer(mem: Path, tmp_path: Path) -> None:
+    """`git commit` killed after moving the branch but before renaming its new index
+    into place: HEAD has the edit, git's index the old text. The next writer finds
+    the journal, sees the commit landed, and brings the index in line."""
+    from gitmemfs.core.repo import open_repo
+    from gitmemfs.core.writer import Change, _write_journal
+
+    before = git("rev-parse", "HEAD", cwd=mem).stdout.strip()
+    target = mem / "system" / "contacts.md"
+    old = target.read_bytes()
+    new = old.replace(b"Sarah", b"Sara")
+    _write_journal(open_repo(str(mem)), before, [Change("system/contacts.md", new)], {"system/contacts.md": old})
+    target.write_bytes(new)
+    scratch = {**os.environ, "GIT_INDEX_FILE": str(tmp_path / "scratch-index")}
+    git("read-tree", "HEAD", cwd=mem, env=scratch)
+    git("add", "system/contacts.md", cwd=mem, env=scratch)
+    tree = git("write-tree", cwd=mem, env=scratch).stdout.strip()
+    made = git("commit-tree", tree, "-p", before, "-m", "spelling", cwd=mem).stdout.strip()
+    git("update-ref", "HEAD", made, cwd=mem)
+    assert git("status", "--porcelain", cwd=mem).stdout != "", "the index lags behind HEAD"
+    nxt = memory("insert", "reference/history/a.md", "1", "next", "-m", "next", cwd=mem)
+    assert nxt.returncode == 0, nxt.stderr
+    assert git("rev-parse", "HEAD~1", cwd=mem).stdout.strip() == made
+    assert target.read_bytes() == new
+    _consistent(mem)

@@ -67,8 +67,9 @@ def test_invalid_config_is_refused_even_with_approval(root: Path) -> None:
     config(root, maxFiles=3)
     code, lines = commit(root, env=APPROVE)
     assert code == 1
+    # protectedPaths is not offered in letta-root: Letta refuses keys it does not know
     assert lines == [".memfs.config.json: unknown key 'maxFiles' (allowed: version, maxDepth, maxFileCharacters, "
-                     "maxCoreMemoryCharacters, fileCharacterLimits, protectedPaths)"]
+                     "maxCoreMemoryCharacters, fileCharacterLimits)"]
     config(root, fileCharacterLimits=[{"pattern": "a**/b", "maxCharacters": 5}])
     assert commit(root, env=APPROVE) == (1, [".memfs.config.json: pattern 'a**/b': '**' is allowed only as a "
                                              "whole path segment"])
@@ -126,7 +127,7 @@ def test_the_write_path_enforces_the_limits(root: Path) -> None:
     before = snapshot(root)
     proc = memory("create", "big.md", "z" * 300, "-d", "too big", "-m", "note", cwd=root)
     assert proc.returncode == 1
-    size = len("---\ndescription: too big\nname: big\n---\n" + "z" * 300 + "\n")  # create ends text with a newline
+    size = len('---\nname: "Big"\ndescription: "too big"\n---\n' + "z" * 300 + "\n")  # create ends text with a newline
     assert f"big.md: is {size} characters, over maxFileCharacters (200) in .memfs.config.json" in proc.stderr
     assert snapshot(root) == before
 
@@ -159,18 +160,27 @@ def test_check_all_says_which_problems_predate_the_staged_change(root: Path) -> 
     assert lines[-1] == "2 problems (HEAD and the staged changes)."
 
 
-def test_protected_paths_hold_and_an_agents_call_cannot_carry_approval(root: Path) -> None:
-    config(root, protectedPaths=["human.md"])
-    commit_all(root, "a person protects human.md")
-    patch = ("*** Begin Patch\n*** Update File: human.md\n@@\n-Nothing recorded yet. When the user tells me "
-             "about themselves, their preferences\n+Rewritten by the agent.\n*** End Patch\n")
-    before = snapshot(root)
-    message = ("human.md: is protected in .memfs.config.json (protectedPaths) and cannot be modified; a person "
-               "removes the protection with git memory unprotect")
+def test_protected_paths_hold_and_an_agents_call_cannot_carry_approval(repo: Path) -> None:
+    # protectedPaths lives in the system/ and plain layouts (Letta refuses it in letta-root)
+    config(repo, protectedPaths=["system/human.md"])
+    commit_all(repo, "a person protects system/human.md")
+    patch = ("*** Begin Patch\n*** Update File: system/human.md\n@@\n-Nothing recorded yet. When the user tells "
+             "me about themselves, their preferences\n+Rewritten by the agent.\n*** End Patch\n")
+    before = snapshot(repo)
+    message = ("system/human.md: is protected in .memfs.config.json (protectedPaths) and cannot be modified; a "
+               "person removes the protection with git memory unprotect")
     payload = json.dumps({"reason": "rewrite", "input": patch})
-    proc = memory("call", payload, cwd=root, env={"GIT_MEMORY_APPROVE": "protect"})
+    proc = memory("call", payload, cwd=repo, env={"GIT_MEMORY_APPROVE": "protect"})
     assert proc.returncode == 1 and message in proc.stdout + proc.stderr, proc.stdout + proc.stderr
-    assert snapshot(root) == before
-    write(root, "human.md", "---\nname: human\ndescription: d\n---\nchanged by hand\n")
-    assert commit(root) == (1, [message])
-    assert commit(root, env={"GIT_MEMORY_APPROVE": "protect"})[0] == 0  # a person may
+    assert snapshot(repo) == before
+    write(repo, "system/human.md", memfile("d", "changed by hand\n"))
+    assert commit(repo) == (1, [message])
+    assert commit(repo, env={"GIT_MEMORY_APPROVE": "protect"})[0] == 0  # a person may
+
+
+def test_protected_paths_in_a_root_layout_config_are_refused(root: Path) -> None:
+    # Letta 0.32 refuses unknown keys (parseMemoryConstraintsConfig): "unknown field".
+    config(root, protectedPaths=["human.md"])
+    code, lines = commit(root, env=APPROVE)
+    assert code == 1 and lines == [".memfs.config.json: unknown key 'protectedPaths' (allowed: version, maxDepth, "
+                                   "maxFileCharacters, maxCoreMemoryCharacters, fileCharacterLimits)"]

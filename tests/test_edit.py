@@ -373,6 +373,7 @@ def test_a_body_edit_keeps_the_frontmatter_bytes(repo: Path) -> None:
     ok(memory("str_replace", "system/people.md", "Sarah", "Sara", "-m", "typo", cwd=repo))
     ok(memory("insert", "system/people.md", "2", "Tom", "-m", "more", cwd=repo))
     assert (repo / "system/people.md").read_text() == head_text + "Sara\nTom\n"
-    # Changing the description re-renders the frontmatter (it is the edit).
+    # Changing the description rewrites that entry alone: the comments and the rest stay.
     ok(memory("update_description", "system/people.md", "People", "-m", "shorter", cwd=repo))
-    assert (repo / "system/people.md").read_text().startswith("---\ndescription: People\n")
+    assert (repo / "system/people.md").read_text() == head_text.replace(
+        "description:   'People I know'", "description: People") + "Sara\nTom\n"

@@ -30,7 +30,7 @@ def test_the_session_takes_over_the_held_lock_and_the_running_status(mem: Path) 
     repo.start_writing()
     assert not lock_is_free(mem), "the head start holds the writer lock"
     early = repo._head_start
-    assert early is not None and early.status is not None and early.index is not None
+    assert early is not None and early.status is not None
     lock, status = early.lock, early.status
     with WriteSession(repo) as session:
         assert session._lock is lock
@@ -96,3 +96,19 @@ def test_a_change_made_while_the_status_ran_is_not_missed(mem: Path) -> None:
     log = git("log", "--format=%s", "-2", cwd=mem).stdout.splitlines()
     assert log == ["second writer", "first writer"]
     assert "Sal:" in (mem / "system/contacts.md").read_text()
+
+
+def test_an_edit_runs_git_only_to_check_and_commit(mem: Path, tmp_path: Path) -> None:
+    """`git memory` as users run it (git's exec path first on PATH, the system settings
+    on): the repository and its settings come from git's own files, once; the only
+    git processes are the clean check, the commit, the new HEAD and git's detached
+    housekeeping."""
+    trace = tmp_path / "trace"
+    env = {"GIT_CONFIG_NOSYSTEM": "0", "GIT_TRACE": str(trace)}  # over the hermetic environment
+    proc = memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "spelling", cwd=mem, env=env)
+    assert proc.returncode == 0, proc.stderr
+    runs = [line.split("trace: built-in: git ", 1)[1] for line in trace.read_text().splitlines()
+            if "trace: built-in: git " in line]
+    runs = [run for run in runs if not run.startswith("maintenance ")]
+    assert [run.split()[0] for run in runs] == ["status", "commit", "rev-parse"], runs
+    assert "--show-toplevel" not in runs[2], "the new HEAD is asked for, not where the repository is"

@@ -65,6 +65,47 @@ def test_the_fast_path_answers_as_argparse_does(argv: list[str]) -> None:
         assert fast == argparse_answer(argv), argv
 
 
+@st.composite
+def any_lines(draw: st.DrawFn) -> list[str]:
+    """Lines of any command, options anywhere (the parser built for command_word's
+    answer must read them as the whole parser does)."""
+    words = ["view", "check", "config", "log", "init", "help", "search", "call", *COMMANDS]
+    before = draw(st.lists(st.sampled_from(["--json", "-q", "--quiet", "--memory-dir", "/m",
+                                            "--memory-dir=/m", "-h", "--version", "-x"]), max_size=3))
+    rest = draw(st.lists(st.one_of(st.sampled_from(words), TOKEN), max_size=5))
+    return [*before, *rest]
+
+
+def _whole(argv: list[str]) -> dict | None:
+    try:
+        return _plain(vars(cli.build_parser().parse_args(argv)))
+    except (SystemExit, UsageError):  # -h, --version, a refused line
+        return None
+
+
+@settings(max_examples=500, deadline=None)
+@given(argv=any_lines())
+@example(argv=["--memory-dir", "view", "check"])
+@example(argv=["-q", "--memory-dir=/m", "config", "--json"])
+def test_the_command_word_is_the_command_argparse_picks(argv: list[str]) -> None:
+    """Where command_word names a command, the partial parser it leads to reads the
+    line exactly as the whole one does (same namespace, or both refuse it)."""
+    import contextlib
+    import io
+
+    word = fastargs.command_word(argv)
+    if word is None:
+        return
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        whole = _whole(argv)
+        try:
+            partial = _plain(vars(cli.build_parser(word).parse_args(argv)))
+        except (SystemExit, UsageError):
+            partial = None
+    if whole is not None:
+        assert whole["command"] == word and partial == whole, argv
+
+
 def test_the_usual_lines_take_the_fast_path() -> None:
     """The point: the lines agents send are read without argparse."""
     for argv in (["str_replace", "a.md", "old", "new", "-m", "why"],

@@ -1,4 +1,4 @@
-"""core/gitconfig.py reads settings without git: wherever it answers, it answers
+"""core/gitfiles/gitconfig.py reads settings without git: wherever it answers, it answers
 exactly what `git config -z --list` prints; everywhere else it says it is unsure."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from conftest import git
-from gitmemfs.core import gitconfig
+from gitmemfs.core.gitfiles import gitconfig
 
 
 def git_list(env: dict[str, str] | None, *args: str, cwd: Path | str | None = None) -> dict | None:
@@ -121,6 +121,22 @@ def test_the_whole_read_matches_git_in_a_repository(tmp_path: Path, hermetic: Pa
     env["GIT_CONFIG_COUNT"], env["GIT_CONFIG_KEY_0"], env["GIT_CONFIG_VALUE_0"] = "1", "memory.layout", "x"
     found = gitconfig.read(str(repo / ".git"), env)
     assert found is not None and found == git_list(env, cwd=repo) and found["memory.layout"][-1] == "x"
+
+
+EXEC_PATH = "/usr/lib/git-core"
+
+
+@pytest.mark.skipif(not os.access(os.path.join(EXEC_PATH, "git"), os.X_OK),
+                    reason="no distribution git in /usr/lib/git-core")
+def test_the_system_settings_are_read_as_git_runs_a_subcommand(tmp_path: Path, hermetic: Path) -> None:
+    """`git memory` runs with git's exec path first on PATH, so the git found there is
+    /usr/lib/git-core/git: its system file (/etc/gitconfig) is read as git reads it."""
+    repo = tmp_path / "r"
+    git("init", "-q", str(repo), cwd=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "GIT_CONFIG_NOSYSTEM"}
+    env["PATH"] = EXEC_PATH + os.pathsep + env["PATH"]
+    found = gitconfig.read(str(repo / ".git"), env)
+    assert found is not None and found == git_list(env, cwd=repo)
 
 
 @pytest.mark.parametrize("change", [

@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import git, memfile, snapshot, write
-from gitmemfs.core import loose, rules
 from gitmemfs.core import memfile as mf
+from gitmemfs.core import rules
+from gitmemfs.core.gitfiles import loose
 
 # The patterns the fast frontmatter reader used before it dropped `re` (the oracle).
 KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*):(?:[ \t]+(.*?))?[ \t]*$")
@@ -137,7 +138,8 @@ def test_checkout_launcher_runs_without_site_and_ignores_the_current_folder(mem,
 def test_an_edit_builds_only_its_part_of_the_parser_with_the_same_result(argv: list[str]) -> None:
     """command_word picks the subcommand past the global options; the partial parser
     parses exactly as the whole one does."""
-    from gitmemfs.cli.memory import build_parser, command_word
+    from gitmemfs.cli.fastargs import command_word
+    from gitmemfs.cli.memory import build_parser
     word = command_word(argv)
     assert word == next(a for a in argv if not a.startswith("-") and a != "/tmp/x")
     partial, whole = build_parser(word), build_parser()
@@ -146,7 +148,7 @@ def test_an_edit_builds_only_its_part_of_the_parser_with_the_same_result(argv: l
 
 @pytest.mark.parametrize("argv", [["-h"], ["--version"], ["--bogus", "view"], []])
 def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
-    from gitmemfs.cli.memory import command_word
+    from gitmemfs.cli.fastargs import command_word
     assert command_word(argv) is None
 
 

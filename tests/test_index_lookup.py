@@ -1,4 +1,4 @@
-"""core/index.py and loose.Reader's staged look-ups answer `:path` and `HEAD:path`
+"""core/gitfiles/index.py and loose.Reader's staged look-ups answer `:path` and `HEAD:path`
 from the index file exactly as `git cat-file --batch` does, or leave them to git."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from conftest import git
 from gitmemfs.core import git as gitrun
-from gitmemfs.core import index, loose
+from gitmemfs.core.gitfiles import index, loose
 
 PART = st.sampled_from(["a", "b", "A", "Z", ".m", "-x", "0", "x.md", "x-y", "é", "MEMORY.md", "a b"])
 PATH = st.lists(PART, min_size=1, max_size=3).map("/".join)

@@ -52,6 +52,16 @@ def plainrepo(tmp_path: Path) -> Path:
     return path
 
 
+FLIP_IN = ("MEMORY.md: adding a root MEMORY.md turns this system/-layout memory into the letta-root layout "
+           "(every root *.md becomes core memory); remove it, or a person approves a layout change by "
+           "committing it with GIT_MEMORY_APPROVE=layout (and git config memory.layout to match)")
+
+
+def UNINDEXED(folder: str) -> str:
+    return (f"missing required index {folder}/MEMORY.md; a folder holds memory only with its own index: "
+            f"create {folder}/MEMORY.md or move the file")
+
+
 # -- detection ------------------------------------------------------------------------
 
 def test_detect_prefers_config_then_root_index() -> None:
@@ -81,9 +91,10 @@ def test_init_letta_root_seeds_the_root_index_shape(rootrepo: Path) -> None:
     files = sorted(p.name for p in rootrepo.iterdir() if p.name != ".git")
     assert files == ["MEMORY.md", "human.md", "persona.md"]
     assert not (rootrepo / "MEMORY.md").read_text().startswith("---")
-    assert (rootrepo / "persona.md").read_text().startswith("---\ndescription: Who I am")
-    assert "\nname: persona\n---\n" in (rootrepo / "persona.md").read_text()
-    assert git("config", "--get", "memory.layout", cwd=rootrepo, check=False).returncode == 1
+    # Letta's shape (src/tools/impl/memory.ts renderMemoryMarkdown): name first, both quoted
+    assert (rootrepo / "persona.md").read_text().startswith('---\nname: "Persona"\ndescription: "Who I am')
+    # the layout is recorded, so deleting the root index cannot quietly change it (issue 24, item 5)
+    assert git("config", "--get", "memory.layout", cwd=rootrepo).stdout.strip() == "letta-root"
     proc = memory("check", "--all", cwd=rootrepo)
     assert proc.returncode == 0 and "3 files checked" in proc.stdout
 
@@ -136,8 +147,8 @@ def test_create_writes_the_root_layout_shape(rootrepo: Path) -> None:
     proc = memory("create", "project.md", "A compiler.\n", "--description", "What we build",
                   "-m", "note the project", cwd=rootrepo)
     assert proc.returncode == 0, proc.stderr
-    assert (rootrepo / "project.md").read_text() == root_file("project", "What we build", "A compiler.\n").replace(
-        "name: project\ndescription: What we build", "description: What we build\nname: project")
+    assert (rootrepo / "project.md").read_text() == (
+        '---\nname: "Project"\ndescription: "What we build"\n---\nA compiler.\n')
     assert memory("check", "--all", cwd=rootrepo).returncode == 0
 
 
@@ -194,7 +205,7 @@ def test_root_layout_valid_commits_pass(rootrepo: Path) -> None:
     write(rootrepo, "notes/MEMORY.md", "# Notes\n\n- [a.md](a.md)\n")
     write(rootrepo, "notes/a.md", root_file("a", "First note", "alpha\n"))
     write(rootrepo, "skills/review/SKILL.md", "---\nname: review\ndescription: x\nextra: y\n---\n")
-    write(rootrepo, "loose/x.md", "not memory: loose/ has no MEMORY.md\n")
+    write(rootrepo, "loose/notes.txt", "not memory: only Markdown needs an index\n")
     committed(rootrepo)
     assert memory("check", "--all", cwd=rootrepo).returncode == 0
 
@@ -217,10 +228,14 @@ def test_root_layout_rules_refuse_with_their_messages(rootrepo: Path) -> None:
 
 
 def test_root_layout_is_detected_from_the_tree_being_judged(repo: Path) -> None:
-    # A letta repo becomes root-index in the commit that adds a root MEMORY.md.
+    # A letta repo becomes root-index in the commit that adds a root MEMORY.md: a layout
+    # change, which only a person approves; the new tree is then judged as letta-root.
     write(repo, "MEMORY.md", "# Memory\n")
     write(repo, "x.md", "---\ndescription: letta shape\n---\n")
-    refused(repo, "x.md: missing required field 'name'")
+    stderr = refused(repo, "x.md: missing required field 'name'", FLIP_IN,
+                     f"system/human.md: {UNINDEXED('system')} (it becomes memory in this commit)",
+                     f"system/persona.md: {UNINDEXED('system')} (it becomes memory in this commit)")
+    assert "GIT_MEMORY_APPROVE=layout" in stderr
 
 
 def test_root_layout_range_and_tree_checks_use_each_commits_layout(rootrepo: Path) -> None:
@@ -245,19 +260,22 @@ def test_letta_layout_unchanged(repo: Path) -> None:
 # -- a repository as current Letta makes it, and what the views project ----------------
 
 def letta_today(tmp_path: Path) -> Path:
-    """A root-index memory built by hand from the reference's rules (not by our init),
-    committed through the hooks."""
+    """A root-index memory as Letta Code makes it (not by our init: no memory.repo, no
+    system/, only letta.agentId in its config), committed through our hooks."""
     path = tmp_path / "letta"
-    assert memory("init", str(path), cwd=tmp_path).returncode == 0  # hooks; then replace the seed
-    git("rm", "-q", "-r", "system", cwd=path)
+    git("init", "-q", "-b", "main", str(path), cwd=tmp_path)
+    git("config", "letta.agentId", "agent-today", cwd=path)
+    proc = memory("hooks", "install", cwd=path)  # issue 27, item 2: a Letta memory is a memory
+    assert proc.returncode == 0, proc.stderr
     write(path, "MEMORY.md", "# Memory index\n\n- persona.md, human.md\n- projects/: what we build\n")
     write(path, "persona.md", root_file("persona", "Who I am", "I am terse.\n"))
     write(path, "human.md", root_file("human", "The user", "Ada, compilers.\nLikes tests.\n"))
     write(path, "projects/MEMORY.md", "# Projects\n")
     write(path, "projects/alpha.md", root_file("alpha", "The alpha compiler", "Due in May.\n"))
-    write(path, "loose/notes.md", "anything: loose/ has no index, so this is not memory\n")
     write(path, "skills/review/SKILL.md", root_file("review", "Review code", "steps\n"))
-    committed(path, "Letta-style root index")
+    git("add", "-A", cwd=path)
+    proc = git("commit", "-q", "-m", "Letta-style root index", cwd=path, check=False)
+    assert proc.returncode == 0, proc.stderr
     return path
 
 
@@ -339,5 +357,5 @@ def test_memory_patch_adds_files_in_the_root_layout_shape(rootrepo: Path) -> Non
     assert proc.returncode == 0, proc.stderr
     assert (rootrepo / "notes/MEMORY.md").read_text() == "# Notes\n"
     assert (rootrepo / "notes/idea.md").read_text() == (
-        "---\ndescription: Memory block notes/idea\nname: idea\n---\nUse git for memory.\n")
+        '---\nname: "Idea"\ndescription: "Memory block notes/idea"\n---\nUse git for memory.\n')
     assert memory("check", "--all", cwd=rootrepo).returncode == 0

@@ -236,6 +236,23 @@ def test_dirty_tree_is_refused_and_left_alone(mem: Path) -> None:
     assert snapshot(mem) == before
 
 
+def test_outside_changes_are_adopted_only_when_the_server_is_told_to(mem: Path) -> None:
+    """Issue 28: the option the SDK class has by default, off by default over MCP."""
+    write(mem, "notes/by-hand.md", memfile("Written by a person", "typed in an editor\n"))
+
+    async def body(c: Client) -> Any:
+        return await c.call_tool("create", {"path": "notes/x.md", "description": "x", "file_text": "x",
+                                            "reason": "after a person's edit"})
+
+    assert call(stdio(mem), body).is_error  # off by default: refused as dirty
+    result = call(stdio(mem, "--adopt-outside-changes"), body)
+    assert not result.is_error, text(result)
+    assert subject(mem) == "after a person's edit"
+    adopted = git("log", "-1", "--format=%B", "HEAD~1", cwd=mem).stdout
+    assert "Memory-Op: adopt" in adopted and "Memory-Path: notes/by-hand.md" in adopted
+    assert git("status", "--porcelain", cwd=mem).stdout == ""
+
+
 # -- resources ------------------------------------------------------------------------------
 
 def test_resources_at_head_and_at_a_past_revision(mem: Path) -> None:

@@ -104,6 +104,8 @@ def test_an_unreadable_agent_is_left_out_not_fatal(tmp_path: Path) -> None:
 def test_tree_and_compile_are_what_the_cli_prints_in_every_layout(tmp_path: Path, layout: str) -> None:
     root = agents_root(tmp_path, "ada", layout=layout)
     repo = root / "ada"
+    if layout == "letta-root":  # a folder holds memory only with its own index (Letta 0.32)
+        anthropic_create(repo, "notes/MEMORY.md", "# Notes\n")
     anthropic_create(repo, "notes/plans.md", "ship it\n")
 
     async def body(c: Client) -> Any:

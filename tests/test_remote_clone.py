@@ -239,7 +239,7 @@ def test_default_directory_is_named_after_the_url(server: GitServer, tmp_path: P
 
 def test_letta_agent(server: GitServer, tmp_path: Path) -> None:
     seed(server, tmp_path, "v1/git/agent-42/state.git")
-    env = {"LETTA_BASE_URL": f"http://127.0.0.1:{server.port}/", "LETTA_API_KEY": TOKEN,
+    env = {"LETTA_MEMFS_BASE_URL": f"http://127.0.0.1:{server.port}/", "LETTA_API_KEY": TOKEN,
            "LETTA_HOME": str(tmp_path / "letta"),
            # a token meant for another host must not be sent to the Letta server
            "GIT_MEMORY_TOKEN": "ghp_notforlettaNOTFORLETTA0123"}
@@ -257,14 +257,14 @@ def test_letta_agent(server: GitServer, tmp_path: Path) -> None:
 
 
 def test_the_letta_key_is_not_sent_to_another_host(server: GitServer, tmp_path: Path) -> None:
-    # A Letta-looking path on a host that is not $LETTA_BASE_URL's: no key for it.
+    # A Letta-looking path on a host that is not $LETTA_MEMFS_BASE_URL's: no key for it.
     seed(server, tmp_path, "v1/git/agent-42/state.git")
     url = server.url("v1/git/agent-42/state.git")
     proc = memory("clone", url, "c", cwd=tmp_path, env={"LETTA_API_KEY": TOKEN})
     assert proc.returncode == 1 and "refused the credentials" in proc.stderr
     assert server.requests and not any(r.scheme for r in server.requests)
     proc = memory("clone", url, "c", cwd=tmp_path,
-                  env={"LETTA_API_KEY": TOKEN, "LETTA_BASE_URL": f"http://127.0.0.1:{server.port}"})
+                  env={"LETTA_API_KEY": TOKEN, "LETTA_MEMFS_BASE_URL": f"http://127.0.0.1:{server.port}"})
     assert proc.returncode == 0, proc.stderr
 
 
@@ -318,3 +318,71 @@ def test_clone_layout_plain_is_recorded_before_the_first_commit(server: GitServe
     git("add", "-A", cwd=dest)
     refused = git("commit", "-qm", "binary", cwd=dest, check=False)
     assert refused.returncode == 1 and "bad.txt: contains NUL bytes" in refused.stderr, refused.stderr
+
+
+def dangling(server: GitServer, tmp_path: Path, *branches: str) -> Path:
+    """A server as `git init --bare` (or gitolite) makes it: HEAD names `master`, and
+    the memory was pushed to other branches."""
+    work = seed(server, tmp_path)
+    bare = server.root / "memory.git"
+    git("symbolic-ref", "HEAD", "refs/heads/master", cwd=bare)
+    for name in branches:
+        git("push", "-q", str(bare), f"main:refs/heads/{name}", cwd=work)
+    if "main" not in branches:
+        git("update-ref", "-d", "refs/heads/main", cwd=bare)
+    return bare
+
+
+def test_a_server_head_naming_a_missing_branch_clones_main_and_sync_pushes_to_it(server: GitServer,
+                                                                                 tmp_path: Path) -> None:
+    bare = dangling(server, tmp_path, "main")
+    dest = tmp_path / "c"
+    proc = memory("clone", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "(main at " in proc.stdout and "the server's HEAD names master, which does not exist" in proc.stdout
+    assert "git symbolic-ref HEAD refs/heads/main" in proc.stdout
+    assert git("rev-parse", "--abbrev-ref", "main@{upstream}", cwd=dest).stdout.strip() == "origin/main"
+    assert git("config", "--get-regexp", "^branch\\.master\\.", cwd=dest, check=False).stdout == ""
+    assert (dest / "system" / "persona.md").is_file() and git("status", "--porcelain", cwd=dest).stdout == ""
+    made = memory("create", "notes/a.md", "alpha", "-d", "A", "-m", "a note", cwd=dest)
+    assert made.returncode == 0, made.stderr
+    synced = memory("--json", "sync", cwd=dest, env=token_env())
+    assert json.loads(synced.stdout)["state"] == "pushed", synced.stdout
+    assert git("for-each-ref", "--format=%(refname)", cwd=bare).stdout.split() == ["refs/heads/main"]
+    assert git("rev-parse", "main", cwd=bare).stdout.strip() == git("rev-parse", "HEAD", cwd=dest).stdout.strip()
+
+
+def test_the_only_branch_is_chosen_when_head_dangles(server: GitServer, tmp_path: Path) -> None:
+    dangling(server, tmp_path, "trunk")
+    dest = tmp_path / "c"
+    proc = memory("--json", "clone", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["branch"] == "trunk"
+    assert git("rev-parse", "--abbrev-ref", "trunk@{upstream}", cwd=dest).stdout.strip() == "origin/trunk"
+
+
+def test_several_branches_and_a_dangling_head_are_refused_naming_them(server: GitServer, tmp_path: Path) -> None:
+    dangling(server, tmp_path, "agent-a", "agent-b")
+    dest = tmp_path / "c"
+    proc = memory("clone", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 1
+    assert "HEAD names no branch that exists (master), and it has several: agent-a, agent-b" in proc.stderr
+    assert "--branch NAME" in proc.stderr and not dest.exists()
+    proc = memory("--json", "clone", "--branch", "agent-b", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["branch"] == "agent-b"
+    assert "the server's HEAD" not in json.loads(proc.stdout)["message"]
+
+
+def test_branch_chooses_and_a_missing_one_is_refused(server: GitServer, tmp_path: Path) -> None:
+    work = seed(server, tmp_path)
+    git("push", "-q", str(server.root / "memory.git"), "main:refs/heads/other", cwd=work)
+    dest = tmp_path / "c"
+    proc = memory("clone", "--branch", "nope", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 1 and "has no branch nope (its branches: main, other)" in proc.stderr
+    assert not dest.exists()
+    proc = memory("clone", "--branch=a..b", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 2 and "is not a branch name" in proc.stderr
+    proc = memory("clone", "--branch", "other", server.url(), str(dest), cwd=tmp_path, env=token_env())
+    assert proc.returncode == 0 and "(other at " in proc.stdout, proc.stderr
+    assert git("rev-parse", "--abbrev-ref", "HEAD@{upstream}", cwd=dest).stdout.strip() == "origin/other"

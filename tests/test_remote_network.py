@@ -114,14 +114,14 @@ def test_token_sources(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_letta_key_goes_only_to_the_letta_server(url: str, base: str | None, letta: bool) -> None:
     env = {"LETTA_API_KEY": "sk-let-lettakey0123"}
     if base:
-        env["LETTA_BASE_URL"] = base
+        env["LETTA_MEMFS_BASE_URL"] = base
     assert auth.is_letta_url(url, env) is letta
     assert (auth.for_remote(url, env=env).token is not None) is letta
 
 
 def test_letta_url_and_url_checks(monkeypatch: pytest.MonkeyPatch) -> None:
     assert auth.letta_url("agent-1", {}) == "https://api.letta.com/v1/git/agent-1/state.git"
-    assert auth.letta_url("agent-1", {"LETTA_BASE_URL": " http://h:8283// "}) == \
+    assert auth.letta_url("agent-1", {"LETTA_MEMFS_BASE_URL": " http://h:8283// "}) == \
         "http://h:8283/v1/git/agent-1/state.git"
     for bad in ("", "a/b", "../x", "a b"):
         with pytest.raises(UsageError):

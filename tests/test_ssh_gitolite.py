@@ -202,3 +202,32 @@ def test_twenty_agents_push_concurrently(server: SshGitolite, tmp_path: Path) ->
             assert server_ref(server, name) == head(local)
         fsck = git("fsck", "--no-progress", cwd=server.bare(name), check=False)
         assert fsck.returncode == 0, fsck.stderr
+
+
+def test_a_repository_gitolite_made_with_head_at_master_is_cloned_on_main(tmp_path: Path) -> None:
+    """gitolite creates repositories with git's default HEAD (`master` before git 3);
+    the memory is pushed to `main`. Clone finds main, and sync pushes there: the
+    docs' server section works as written."""
+    with SshGitolite(tmp_path / "ssh", default_branch=None) as srv:
+        srv.add_user("owner")
+        srv.add_repos({"memory": "owner"})
+        bare = srv.bare("memory")
+        named = git("symbolic-ref", "HEAD", cwd=bare).stdout.strip()
+        env = {"GIT_SSH_COMMAND": srv.ssh_command("owner")}
+        seed = tmp_path / "seed"
+        assert memory("init", "-q", str(seed), cwd=tmp_path).returncode == 0
+        git("push", "-q", srv.url("memory"), "main", cwd=seed, env=env)
+        dest = tmp_path / "agent"
+        proc = memory("clone", srv.url("memory"), str(dest), cwd=tmp_path, env=env)
+        assert proc.returncode == 0, proc.stderr
+        assert "(main at " in proc.stdout
+        if named != "refs/heads/main":   # said, with the fix for the server
+            assert "which does not exist" in proc.stdout or "names no branch that exists" in proc.stdout
+            assert "git symbolic-ref HEAD refs/heads/main" in proc.stdout
+        git("config", "core.sshCommand", srv.ssh_command("owner"), cwd=dest)
+        made = memory("create", "notes/a.md", "alpha", "-d", "A", "-m", "a note", cwd=dest)
+        assert made.returncode == 0, made.stderr
+        synced = memory("--json", "sync", cwd=dest)
+        assert synced.returncode == 0 and '"pushed"' in synced.stdout, synced.stdout + synced.stderr
+        assert git("for-each-ref", "--format=%(refname)", cwd=bare).stdout.split() == ["refs/heads/main"]
+        assert server_ref(srv, "memory") == head(dest)

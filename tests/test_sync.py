@@ -17,7 +17,8 @@ from gitserver import GitServer, quick_clone, seed, server_fixture, token_env  #
 from conftest import commit_all, git, head, memfile, memory, snapshot, write
 
 KEYS = {"ok", "state", "message", "branch", "upstream", "ahead", "behind", "pushed", "pulled", "rebased",
-        "merge_commit", "backup_ref", "conflicts", "dirty", "encoding_issues", "problems", "error", "retries"}
+        "merge_commit", "backup_ref", "conflicts", "dirty", "encoding_issues", "problems", "error", "retries",
+        "remote_lines", "push_attempts", "rejections"}
 
 
 def sync(repo: Path, *, code: int = 0, env: dict[str, str] | None = None) -> dict[str, Any]:

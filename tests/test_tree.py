@@ -256,4 +256,4 @@ def test_tree_ignores_the_work_tree(notes: Path) -> None:
 
 def test_tree_bad_option(notes: Path) -> None:
     proc = memory("tree", "--max-lines", "many", cwd=notes)
-    assert proc.returncode == 2 and "invalid int value" in proc.stderr
+    assert proc.returncode == 2 and "expected a non-negative integer, got 'many'" in proc.stderr

@@ -20,8 +20,8 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a compile -d 'print the sy
 complete -c git-memory -f -n '__fish_use_subcommand' -a tree -d 'print the memory tree with its caps'
 complete -c git-memory -f -n '__fish_use_subcommand' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git-memory -f -n '__fish_use_subcommand' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
 complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
@@ -123,10 +123,12 @@ complete -c git-memory -n '__fish_seen_subcommand_from clone' -s q -l quiet -d '
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from clone' -l layout -d 'the memory\'s layout, recorded as memory.layout (a clone cannot read the remote\'s config; a plain memory needs this)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from clone' -l branch -d 'the branch to check out (default: the server\'s HEAD, else main, else the only one)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from sync' -l deadline -d 'how long to keep retrying a push others\' pushes refused (default: memory.syncDeadline, else 60)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
@@ -163,11 +165,13 @@ complete -c git-memory -n '__fish_seen_subcommand_from protect' -l memory-dir -d
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
@@ -194,6 +198,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l http -d 'serve st
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -265,8 +270,8 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a compile -d 'print 
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tree -d 'print the memory tree with its caps'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a tokens -d 'estimate the prompt tokens of the memory'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a config -d 'the settings in effect here, and where each comes from'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person only: GIT_MEMORY_APPROVE=protect)'
-complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person only: GIT_MEMORY_APPROVE=protect)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a protect -d 'protect files from agent edits (a person\'s command)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift that protection (a person\'s command)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
@@ -368,10 +373,12 @@ complete -c git -n '__fish_seen_subcommand_from clone' -s q -l quiet -d 'print n
 complete -c git -n '__fish_seen_subcommand_from clone' -l letta-agent -d 'clone this Letta agent\'s memory repository' -r
 complete -c git -n '__fish_seen_subcommand_from clone' -l auth-scheme -d 'how to send the token (stored as memory.authScheme; default: basic)' -r
 complete -c git -n '__fish_seen_subcommand_from clone' -l layout -d 'the memory\'s layout, recorded as memory.layout (a clone cannot read the remote\'s config; a plain memory needs this)' -r
+complete -c git -n '__fish_seen_subcommand_from clone' -l branch -d 'the branch to check out (default: the server\'s HEAD, else main, else the only one)' -r
 complete -c git -n '__fish_seen_subcommand_from sync' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from sync' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from sync' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from sync' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from sync' -l deadline -d 'how long to keep retrying a push others\' pushes refused (default: memory.syncDeadline, else 60)' -r
 complete -c git -n '__fish_seen_subcommand_from status' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from status' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from status' -l json -d 'print one JSON object on stdout, errors included'
@@ -408,11 +415,13 @@ complete -c git -n '__fish_seen_subcommand_from protect' -l memory-dir -d 'memor
 complete -c git -n '__fish_seen_subcommand_from protect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from protect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from protect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from protect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from unprotect' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from unprotect' -s m -l reason -d 'why (the commit message)' -r
+complete -c git -n '__fish_seen_subcommand_from unprotect' -s S -l sign -d 'sign the commit with your key (git\'s user.signingKey, gpg.format)'
 complete -c git -n '__fish_seen_subcommand_from personality' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from personality' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from personality' -l json -d 'print one JSON object on stdout, errors included'
@@ -439,6 +448,7 @@ complete -c git -n '__fish_seen_subcommand_from mcp' -l http -d 'serve streamabl
 complete -c git -n '__fish_seen_subcommand_from mcp' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8765; 0: any free port)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
+complete -c git -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r

@@ -108,16 +108,15 @@ def _shadowed(paths: set[str]) -> list[Finding]:
 
 
 def _case_clashes(paths: set[str]) -> list[Finding]:
-    groups: dict[str, list[str]] = {}
-    for p in paths:
-        groups.setdefault(p.lower(), []).append(p)
+    """Folders and files spelt two ways that differ only in case or Unicode
+    normalisation (core/paths.py): one of them is lost on macOS and Windows."""
+    from gitmemfs.core.paths import case_twins
+
     out = []
-    for same in groups.values():
-        if len(same) > 1:
-            same.sort()
-            out.append(Finding("case", same[0], f"paths differ only in case: {', '.join(same)} (they collide on "
-                                                 "macOS and Windows)", f"merge them into one file, or rename "
-                                                                       f"{same[-1]}"))
+    for same in case_twins(paths):
+        out.append(Finding("case", same[0], f"paths differ only in case or Unicode normalisation: "
+                           f"{', '.join(ascii(p)[1:-1] if not p.isascii() else p for p in same)} (they collide "
+                           "on macOS and Windows)", f"merge them into one, or rename {same[-1]}"))
     return out
 
 
@@ -146,8 +145,9 @@ def _unindexed(paths: set[str]) -> list[Finding]:
             if f"{folder}/{layouts.INDEX}" not in paths:
                 missing.setdefault(folder, []).append(p)
                 break
-    return [Finding("index", f"{folder}/", f"folder has no {layouts.INDEX}, so {len(files)} file"
-                    f"{'s' if len(files) != 1 else ''} under it ({', '.join(sorted(files)[:3])}) are not memory",
+    return [Finding("index", f"{folder}/", f"folder has no {layouts.INDEX}, so the {len(files)} Markdown file"
+                    f"{'s' if len(files) != 1 else ''} under it ({', '.join(sorted(files)[:3])}) break the "
+                    "root-index layout's rules, ours and Letta's, and block every commit",
                     f"add {folder}/{layouts.INDEX} listing its files, e.g. git memory-patch with an Add File")
             for folder, files in sorted(missing.items())]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from gitmemfs.core import git, memfile
+from gitmemfs.core import git, memfile, oserrors
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.outcome import Outcome
@@ -51,10 +51,12 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
     found = describe_git_dir(path) if os.path.isdir(path) else None
     adopted = found is not None and os.path.realpath(found[0]) == os.path.realpath(path)
     if not adopted:
+        if os.path.lexists(path) and not os.path.isdir(path):
+            raise MemfsError(f"memory init: {path} is a file, not a folder; choose a new or empty directory")
         if os.path.isdir(path) and os.listdir(path):
             raise MemfsError(f"memory init: {path} is not empty and not a git repository; choose an empty "
                              "directory, or run git init there and commit your files first")
-        os.makedirs(path, exist_ok=True)
+        oserrors.make_folders(path, "memory init")
         git.run_light(["init", "-q", path], cwd=os.path.dirname(path) or ".")
         git.run_light(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
         found = describe_git_dir(path)
@@ -69,10 +71,7 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
         raise MemfsError(f"memory init: {top} already holds a {_layout_of(repo)} memory; a layout is "
                          "chosen when the repository is created (or set git config memory.layout)")
     _configure(repo, agent_id, agent_name, remote)
-    if chosen == layouts.PLAIN:
-        # plain has no file that marks it, so the choice lives in the config
-        repo.git("config", "--local", layouts.CONFIG_KEY, layouts.PLAIN)
-        repo.reload_config()
+    _record_layout(repo, chosen)
     hooks_note = _install_hooks(repo) if install_hooks else ""
 
     existing = repo.head()
@@ -100,6 +99,19 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
                    [c.path for c in changes], extra={"path": top, "created": True, "layout": chosen})
 
 
+def _record_layout(repo: Repo, chosen: str | None) -> None:
+    """The layout is recorded once, when the memory is made or adopted: plain (no file
+    marks it) and letta-root (so deleting the root MEMORY.md cannot quietly turn it
+    into the system/ layout). The system/ layout is the default and needs no record;
+    a commit that adds or removes the root index is a layout change either way."""
+    if repo.cfg(layouts.CONFIG_KEY):
+        return
+    name = chosen or (_layout_of(repo) if repo.head() else None)
+    if name in (layouts.PLAIN, layouts.ROOT):
+        repo.git("config", "--local", layouts.CONFIG_KEY, name)
+        repo.reload_config()
+
+
 def _layout_of(repo: Repo) -> str:
     return layouts.of_repo(repo)[0]
 
@@ -119,6 +131,11 @@ def _empty_commit(repo: Repo, top: str, layout: str, hooks_note: str) -> Outcome
 
 def _configure(repo: Repo, agent_id: str | None, agent_name: str | None, remote: str | None) -> None:
     settings = {"memory.repo": "true"}
+    # An agent is told to run plain `git commit`: a global commit.gpgsign=true would make
+    # that prompt for a key (or fail) in a memory that never signs (DESIGN §3). A local
+    # choice (a person who signs approvals) is kept.
+    if repo.git("config", "--local", "--get", "commit.gpgsign", check=False).code != 0:
+        settings["commit.gpgsign"] = "false"
     if repo.cfg("memory.checkScope") is None:
         settings["memory.checkScope"] = "all"
     if agent_id:

@@ -2,11 +2,14 @@
 protection, in one commit.
 
 In the letta layout a Markdown file gets (or loses) `read_only: true` in its
-frontmatter; anything else (the letta-root layout, which has no read_only, plain,
-and non-Markdown files) is listed in (or removed from) `protectedPaths` in
-`.memfs.config.json`. Both need `GIT_MEMORY_APPROVE=protect` in the environment:
-the gates refuse every agent commit that adds or lifts protection, and `call`, MCP
-and dreams drop the variable, so only a person's shell can run these.
+frontmatter; anything else (plain, and non-Markdown files) is listed in (or removed
+from) `protectedPaths` in `.memfs.config.json`. The letta-root layout has neither
+that Letta accepts, so `protect` refuses there (`unprotect` still lifts a listing).
+The command is the person's approval (core/approval.py): its commit carries
+`Memory-Approved: protect`, and is signed when the person asks (`--sign`) or signs
+commits anyway (commit.gpgsign), so a gate with allowed signers can tell it from an
+agent's. No tool an agent is given (call, MCP, the SDK class, dreams) runs it, and
+every gate refuses an agent commit that adds or lifts protection.
 """
 from __future__ import annotations
 
@@ -21,12 +24,13 @@ from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.writer import Change, WriteSession
 
-
-def _require_approval(command: str) -> None:
-    if approval.PROTECT not in approval.from_env(os.environ):
-        raise MemfsError(f"{command} changes what the agent may edit, so a person must approve it: run "
-                         f"GIT_MEMORY_APPROVE=protect git memory {command} … yourself (agents, call, MCP and "
-                         "dreams cannot)")
+# Letta's own validator refuses `read_only` in a root-index memory's frontmatter and
+# every key of .memfs.config.json it does not know (protectedPaths among them), so
+# either record would make every later Letta commit fail (issue 27, item 11).
+ROOT_REFUSAL = ("protect: protection cannot exist in the letta-root layout: Letta Code refuses read_only in "
+                "its frontmatter and protectedPaths in .memfs.config.json, so every Letta commit would fail; "
+                "keep files that need protection in a system/-layout or plain memory (git memory unprotect "
+                "still lifts an existing protectedPaths entry)")
 
 
 def _paths(repo: Repo, raw: Sequence[str], command: str) -> list[str]:
@@ -63,13 +67,14 @@ def _with_read_only(data: bytes, rel: str, on: bool) -> bytes:
     return memfile.render_file(mf).encode()
 
 
-def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool) -> Outcome:
+def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool, sign: bool = False) -> Outcome:
     command = "protect" if protect else "unprotect"
-    _require_approval(command)
     if not reason or not reason.strip():
         raise UsageError(f"{command}: give the reason with -m")
     with WriteSession(repo, tool=command) as session:
         layout = layouts.of_repo(repo)[0]
+        if protect and layout == layouts.ROOT:
+            raise MemfsError(ROOT_REFUSAL)
         rels = _paths(repo, raw, command)
         edits: dict[str, bytes | None] = {}
         listed: list[str] = []
@@ -102,5 +107,5 @@ def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool) -> Out
             state = "protected" if protect else "unprotected"
             raise MemfsError(f"{command}: {', '.join(rels)} already {state}; nothing to commit")
         sha = session.commit(changes, op=command, reason=reason, paths=rels, label=f"memory {command}",
-                             trailers=[f"{approval.TRAILER}: {approval.PROTECT}"])
+                             approvals=frozenset({approval.PROTECT}), sign=sign)
     return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, rels)

@@ -15,14 +15,19 @@ REASON = "why (the commit message)"
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for name, verb in (("protect", "protect files from agent edits"), ("unprotect", "lift that protection")):
-        p = sub.add_parser(name, parents=[common], help=f"{verb} (a person only: GIT_MEMORY_APPROVE=protect)",
+        p = sub.add_parser(name, parents=[common], help=f"{verb} (a person's command)",
                            description=f"{verb.capitalize()}, in one commit: read_only in the frontmatter "
                                        "(letta layout, Markdown files) or the protectedPaths list in "
-                                       ".memfs.config.json (letta-root, plain, other files). Runs only with "
-                                       "GIT_MEMORY_APPROVE=protect in the environment, which agents, call, MCP "
-                                       "and dreams never carry.")
+                                       ".memfs.config.json (letta-root, plain, other files). Running it is "
+                                       "a person's approval, recorded as the trailer Memory-Approved: "
+                                       "protect; no tool an agent is given runs it. Where the server gate "
+                                       "has allowed signers (gpg.ssh.allowedSignersFile), only a commit "
+                                       "signed by one of them counts: sign it with --sign, or set "
+                                       "commit.gpgsign.")
         p.add_argument("paths", metavar="PATH", nargs="+")
         p.add_argument("-m", "--reason", required=True, help=REASON)
+        p.add_argument("-S", "--sign", action="store_true",
+                       help="sign the commit with your key (git's user.signingKey, gpg.format)")
         p.set_defaults(func=do_protect, protect=name == "protect")
 
     p = sub.add_parser("personality", parents=[common], help="list, show or apply a personality",
@@ -76,7 +81,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import protect
 
-    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect)
+    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect, sign=args.sign)
 
 
 def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:

@@ -49,9 +49,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                     "(then a truncation notice). Defaults 500 / 20,000 / 50, or "
                     "LETTA_MEMFS_TREE_MAX_LINES / _MAX_CHARS / _MAX_CHILDREN_PER_DIR.")
     _rev(p)
-    p.add_argument("--max-lines", type=int, metavar="N", help="line budget (at least 2)")
-    p.add_argument("--max-chars", type=int, metavar="N", help="character budget (at least 128)")
-    p.add_argument("--max-children", type=int, metavar="N", help="entries shown per folder (at least 1)")
+    p.add_argument("--max-lines", type=_count, metavar="N", help="line budget (at least 2)")
+    p.add_argument("--max-chars", type=_count, metavar="N", help="character budget (at least 128)")
+    p.add_argument("--max-children", type=_count, metavar="N", help="entries shown per folder (at least 1)")
     _compat(p, "only .md files, as Letta Code's renderer shows memory blocks")
     p.set_defaults(func=do_tree)
 

@@ -5,7 +5,6 @@ import os
 import stat
 import sys
 
-from gitmemfs.core import preload
 from gitmemfs.core.errors import MemfsError, UsageError
 
 TYPE_CHECKING = False
@@ -120,11 +119,9 @@ def _read_stdin() -> str:
 
 def editor(ctx: Any) -> Editor:
     repo = ctx.repo()
-    # The lock and the clean check's status first: git works while the editor loads
-    # (from its image when there is one: core/preload.py). After any stdin was read:
-    # the lock is never held waiting on a pipe.
+    # The lock and the clean check's status first: git works while the editor loads.
+    # After any stdin was read: the lock is never held waiting on a pipe.
     repo.start_writing()
-    preload.load("editor")
     from gitmemfs.edit.editor import Editor
 
     return Editor(repo)

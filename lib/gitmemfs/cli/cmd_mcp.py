@@ -24,6 +24,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0: any free port)")
     p.add_argument("--root", metavar="DIR",
                    help="serve every agent's memory under DIR (DIR/<agent>[/memory]); calls name the agent")
+    p.add_argument("--adopt-outside-changes", action="store_true",
+                   help="before a write, commit files changed beside the server as their own 'outside change' "
+                        "commit (validated like any) instead of refusing the write (off by default)")
     p.add_argument("--tokens", metavar="FILE",
                    help="with --http --root: lines 'AGENT TOKEN' (chmod 600); a client sees and touches only "
                         "the agents its bearer token is listed for ('*': every agent)")
@@ -63,7 +66,7 @@ def do_mcp(args: argparse.Namespace, ctx: Any) -> Report:
     from gitmemfs.mcp import server
 
     server.run(ctx.memory_dir, args.root, http=args.http, host=args.host, port=args.port,
-               tokens_file=args.tokens)
+               tokens_file=args.tokens, adopt=args.adopt_outside_changes)
     return Report("")
 
 

@@ -14,21 +14,27 @@ if TYPE_CHECKING:
 
 AUTH_NOTE = """\
 authentication: the token comes from $GIT_MEMORY_TOKEN (for a Letta agent's
-repository on the $LETTA_BASE_URL server, $LETTA_API_KEY first) and is sent as an HTTP
+repository on the $LETTA_MEMFS_BASE_URL server, $LETTA_API_KEY first) and is sent as an HTTP
 Authorization header, Basic (user letta) or Bearer as memory.authScheme says.
 It reaches git through the environment only: never on a command line, never in
 .git/config. Without a token your own git credential helpers may answer;
 nothing ever prompts (ssh runs in batch mode unless you set core.sshCommand,
 $GIT_SSH_COMMAND or $GIT_SSH). Transient failures (HTTP 502/503/504/520-524, dropped
-connections, timeouts) are retried up to 3 tries."""
+connections, timeouts) are retried up to 3 tries. A refusal shows the server's own
+remote: lines (secrets masked)."""
 
 
 CLONE_DESCRIPTION = """\
 Clone a memory repository, mark it (memory.repo) and install the hooks. DIR
 must not exist or must be empty; a failed clone leaves nothing behind. With
---letta-agent ID the URL is ${LETTA_BASE_URL:-https://api.letta.com}/v1/git/ID/state.git,
+--letta-agent ID the URL is ${LETTA_MEMFS_BASE_URL:-https://api.letta.com}/v1/git/ID/state.git,
 the token $LETTA_API_KEY, memory.agentId is set to ID, and DIR defaults to
-${LETTA_HOME:-~/.letta}/agents/ID/memory."""
+${LETTA_HOME:-~/.letta}/agents/ID/memory.
+
+The branch checked out: --branch NAME, else the one the server's HEAD names, else
+main, else the only branch; when the server's HEAD names a branch that does not
+exist (a plain `git init --bare` or a gitolite-made repository after main was
+pushed) and there are several, the clone is refused, naming them."""
 
 SYNC_DESCRIPTION = """\
 Fetch the upstream of the current branch, then: fast-forward when only the
@@ -40,8 +46,14 @@ dream's merge commit and its trailers survive), check them and push. Never
 force-pushes. A conflicting rebase or merge changes nothing, so local commits
 stay exactly as they were. Holds the writer lock throughout.
 
+Many agents on one branch: a push refused because the remote moved, or because
+another push held the branch, is retried (wait a jittered, growing window,
+fetch, replay, check, push) until it lands or the deadline passes
+(--deadline, memory.syncDeadline, 60 s). A history that shares no commit
+with the remote's branch is never pushed.
+
 states: skipped (no upstream), clean, pulled, pushed: exit 0;
-conflict, dirty, fetch_failed, check_failed, push_failed: exit 1."""
+conflict, dirty, fetch_failed, check_failed, push_failed, unrelated: exit 1."""
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -57,10 +69,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=LAYOUTS,
                    help="the memory's layout, recorded as memory.layout (a clone cannot read the "
                         "remote's config; a plain memory needs this)")
+    p.add_argument("--branch", metavar="NAME",
+                   help="the branch to check out (default: the server's HEAD, else main, else the only one)")
     p.set_defaults(func=do_clone)
 
     p = sub.add_parser("sync", parents=[common], help="fetch, then pull or push as needed",
                        formatter_class=raw, description=SYNC_DESCRIPTION, epilog=AUTH_NOTE)
+    p.add_argument("--deadline", metavar="SECONDS", type=float,
+                   help="how long to keep retrying a push others' pushes refused (default: "
+                        "memory.syncDeadline, else 60)")
     p.set_defaults(func=do_sync)
 
     p = sub.add_parser("status", parents=[common], help="clean/dirty, ahead/behind, hooks and mirror",
@@ -86,13 +103,13 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
     return clone(url, directory, letta_agent=args.letta_agent, memory_dir=ctx.memory_dir,
-                 auth_scheme=args.auth_scheme, layout=args.layout, notify=_notifier(ctx))
+                 auth_scheme=args.auth_scheme, layout=args.layout, branch=args.branch, notify=_notifier(ctx))
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.remote.sync import sync
 
-    result = sync(ctx.repo(), notify=_notifier(ctx))
+    result = sync(ctx.repo(), notify=_notifier(ctx), deadline=args.deadline)
     if result.code and not ctx.json:
         # A state that needs attention is an error line on stderr like any other
         # failure; --json keeps the whole state object on stdout.

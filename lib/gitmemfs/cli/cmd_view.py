@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 
-from gitmemfs.cli.cmd_edit import editor
 from gitmemfs.core.errors import UsageError
 
 TYPE_CHECKING = False
@@ -35,4 +34,8 @@ def _range(text: str) -> tuple[int, int]:
 def do_view(args: argparse.Namespace, ctx: Any) -> Outcome:
     if args.range and args.range[0] < 1:
         raise UsageError("--range starts at line 1")
-    return editor(ctx).view(args.path, view_range=args.range, numbered=args.line_numbers)
+    from gitmemfs.edit.editor import Editor
+
+    # A read: no writer lock, no clean check (it works behind a writer and on a
+    # read-only mount, as show and search do).
+    return Editor(ctx.repo()).view(args.path, view_range=args.range, numbered=args.line_numbers)

@@ -37,25 +37,6 @@ class Report:
         return {"ok": self.code == 0, "message": self.message, **self.data}
 
 
-def wants_json(argv: Sequence[str], always: Sequence[str] = ("call",)) -> bool:
-    """--json anywhere before a bare `--` (so even usage errors answer in JSON), or a
-    subcommand that always answers in JSON."""
-    command = None
-    skip = False
-    for arg in argv:
-        if arg == "--":
-            break
-        if arg == "--json":
-            return True
-        if skip:
-            skip = False
-        elif arg == "--memory-dir":
-            skip = True
-        elif command is None and not arg.startswith("-"):
-            command = arg
-    return command in always
-
-
 # Commands whose result is memory content (file text, the prompt, the tree).
 PAYLOAD_COMMANDS = ("view", "compile", "tree", "call")
 PAYLOAD_COMMANDS += ("search", "show", "diff")  # matched lines, a past file, its changes
@@ -95,6 +76,8 @@ def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
              json_commands: Sequence[str] = ("call",)) -> int:
     """Run a console script body, mapping every failure to our exit codes.
     `json_commands` are subcommands that always answer in JSON."""
+    from gitmemfs.cli.fastargs import wants_json
+
     as_json = wants_json(argv, json_commands)
     try:
         return body(argv)

@@ -1,4 +1,5 @@
-"""The edit commands' usual command lines, read without argparse.
+"""The one reader of `git memory`'s argv before argparse: an edit's usual line, and
+the command word of any other.
 
 argparse and what it imports (re, gettext, enum, ...) cost ~15 ms of every edit,
 more than the git commit the edit makes. An agent's edit is nearly always the
@@ -7,7 +8,10 @@ create, `--all` for str_replace) and the global options. `parse` reads exactly
 that shape and answers what argparse would; for anything else (help, an
 abbreviation, `--`, `=`, a value or argument starting with '-', a repeated option,
 arguments between options) it returns None and argparse reads the line as ever,
-errors included. tests/test_fastargs.py holds the two to the same answers.
+errors included. `command_word` finds the subcommand past the global options, so
+cli/memory.py builds only the part of the parser that command needs; `wants_json`
+tells the error boundary to answer in JSON even when argparse refuses the line.
+tests/test_fastargs.py and tests/test_hotpath.py hold both to argparse's answers.
 """
 from __future__ import annotations
 
@@ -128,3 +132,38 @@ def _plain(arg: str) -> bool:
     a negative number or a text with a space in it argparse may take as a value
     too, but that is its call to make.)"""
     return not arg.startswith("-")
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    """The subcommand named in `argv`, past the global options; None when anything
+    else comes first (-h, --version, a typo'd option): then the whole parser answers."""
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in GLOBAL_VALUES:
+            i += 2
+        elif arg in GLOBAL_FLAGS or arg.startswith("--memory-dir="):
+            i += 1
+        else:
+            return None if arg.startswith("-") else arg
+    return None
+
+
+def wants_json(argv: Sequence[str], always: Sequence[str] = ("call",)) -> bool:
+    """For the error boundary (cli/common.py), before any parsing: --json anywhere
+    before a bare `--` (so even usage errors answer in JSON), or a subcommand that
+    always answers in JSON."""
+    command = None
+    skip = False
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg == "--json":
+            return True
+        if skip:
+            skip = False
+        elif arg in GLOBAL_VALUES:
+            skip = True
+        elif command is None and not arg.startswith("-"):
+            command = arg
+    return command in always

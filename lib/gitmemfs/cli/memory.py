@@ -80,9 +80,6 @@ class Context:
 
     def close(self) -> None:
         """Let go of a head start no write session took (a refusal before one)."""
-        from gitmemfs.core import earlycheck
-
-        earlycheck.drop()
         for repo in self.opened:
             repo.stop_writing()
 
@@ -111,25 +108,6 @@ def build_parser(command: str | None = None) -> Parser:
     return parser
 
 
-_GLOBAL_FLAGS = ("--json", "-q", "--quiet")
-
-
-def command_word(argv: Sequence[str]) -> str | None:
-    """The subcommand named in `argv`, past the global options; None when anything
-    else comes first (-h, --version, a typo'd option): then the whole parser answers."""
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--memory-dir":
-            i += 2
-            continue
-        if arg in _GLOBAL_FLAGS or arg.startswith("--memory-dir="):
-            i += 1
-            continue
-        return None if arg.startswith("-") else arg
-    return None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     return boundary(list(sys.argv[1:] if argv is None else argv), _main)
 
@@ -141,9 +119,6 @@ def run() -> None:
     """The console script: main(), then exit. After an edit read by cli/fastargs.py it
     leaves at once (`os._exit`, output flushed): no thread, log or atexit work is
     pending there, and Python's tear-down of ~40 modules costs ~2 ms of every edit."""
-    from gitmemfs.core.preload import load_for
-
-    load_for(sys.argv[1:])  # an installed console script's edit: its clean check starts now
     code = main()
     if _EDIT_LINE:
         import os
@@ -176,6 +151,8 @@ def _main(argv: Sequence[str]) -> int:
 
 def _parse(argv: Sequence[str]) -> tuple[argparse.Namespace, Parser]:
     import argparse
+
+    from gitmemfs.cli.fastargs import command_word
 
     command = command_word(argv)
     parser = build_parser(command)

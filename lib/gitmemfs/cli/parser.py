@@ -13,13 +13,18 @@ TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 
+# Names people try for a command we have under another name: ours answers, through the
+# write path where it writes (plain `git revert` commits with no memory rule applied).
+OURS = {
+    "revert": "git memory undo COMMIT   (read_only and the memory rules hold)",
+    "grep": "git memory search 'text'   (--regex for a pattern)",
+    "find": "git memory search 'text'",
+}
 # Git commands people try on a memory repository before (or instead of) ours: the
 # repository is plain git, so the plain command answers (shown only while we have none).
 PLAIN_GIT = {
     "log": "git log --format='%h %s' -- system/   (the reasons are the subjects)",
-    "grep": "git grep -n 'text' -- '*.md'",
     "search": "git grep -n 'text' -- '*.md'",
-    "revert": "git revert COMMIT   (the hooks check the result)",
     "diff": "git diff HEAD~1 -- system/",
     "show": "git show COMMIT",
     "undo": "git revert HEAD",
@@ -57,6 +62,10 @@ class Parser(argparse.ArgumentParser):
         close += [n for n in names if n.startswith(word) and word and n not in close]
         if close:
             details["did_you_mean"] = close
+        ours = OURS.get(word) if self.prog == "git memory" else None
+        if ours:
+            details["use"] = ours
+            return f"; {self.prog} has no {word}: use {ours}"
         plain = PLAIN_GIT.get(word)
         if plain:
             details["plain_git"] = plain

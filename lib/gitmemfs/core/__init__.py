@@ -3,23 +3,20 @@
     errors.py    the exception types and their exit codes
     redact.py    masking secrets in every message, log line and JSON object
     git.py       the one git runner (posix_spawn and sh transports, cat-file --batch)
-    loose.py     reading a few loose objects without a git process (the pre-commit hook)
     detach.py    starting a process fully detached (mirror push, background dreams)
     paths.py     memory-path normalisation and the jail
     memfile.py   frontmatter parse and render
     layout.py    the three layouts (letta, letta-root, plain): detection, core and memory files
     rules.py     the validator: pure functions over file bytes
+    layoutmoves.py  what a write does to the layout (the write path's view of rules.layout_moves)
     snapshot.py  reading a committed tree (ls-tree + cat-file) for the gate and the views
     repo.py      finding and opening a memory repository, locks, identity
-    discovery.py finding the work tree without git, when git's answer is certain
-    earlycheck.py an edit's clean check, begun before the writer lock
-    gitconfig.py reading git's settings without git, when certain
-    index.py     reading the index file (the hook's look-ups)
-    privateindex.py  the writer's own index: what its clean check reads and its commit writes
-    preload.py   an edit's modules from image files (the launchers load them)
+    gitfiles/    reading git's own files without a git process, when certain: discovery,
+                 gitconfig, index, loose (each exact or "ask git"; never writing)
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
     outcome.py   what an operation returns
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)
+    jsoninput.py JSON from people and agents, read strictly (duplicate keys, depth, numbers)
 """

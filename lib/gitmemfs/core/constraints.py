@@ -16,8 +16,10 @@ absent, as Letta does); in the letta and plain layouts only once the file exists
 so a memory made before this feature is not suddenly over a limit it never chose.
 
 The file itself is protected: a commit that changes it needs a person's approval
-(`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`);
-one that only changes `protectedPaths` may instead carry `GIT_MEMORY_APPROVE=protect`.
+of `constraints` (core/approval.py: a person's `git commit` with
+`GIT_MEMORY_APPROVE=constraints`, or Letta's `LETTA_MEMORY_CONSTRAINTS_UPDATE=1`, in
+their shell); one that only changes `protectedPaths` may instead carry `protect`
+(`git memory protect`).
 Everything here is pure: bytes in, problems (strings) out.
 """
 from __future__ import annotations
@@ -87,43 +89,77 @@ def glob(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
-def _count(raw: dict[str, Any], key: str) -> None:
-    value = raw[key]
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConstraintsError(f"{key!r} must be a non-negative whole number (got {value!r})")
+_SAFE = 2**53 - 1  # JavaScript's Number.isSafeInteger, as Letta's validator tests it
 
 
-def parse(data: bytes | None) -> dict[str, Any]:
-    """The raw settings of a constraints file; ConstraintsError says what is wrong."""
-    import json  # only when a repo has the file: json is off the hook's usual path
+def _whole(value: object) -> int | None:
+    """`value` as a whole number the way Letta reads JSON (20000 and 20000.0 alike), else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and abs(value) <= _SAFE else None
+
+
+def parse(data: bytes | None, layout: str | None = None) -> dict[str, Any]:
+    """The raw settings of a constraints file; ConstraintsError says everything that is
+    wrong, as strictly as Letta's validator (0.32): `version` must be 1, the limits are
+    positive whole numbers (maxDepth may be 0), a pattern is a relative glob with `/`
+    and `**` only as a whole segment, `maxCharacters` a positive whole number or null.
+    `protectedPaths` (ours) is not accepted in the letta-root layout: Letta refuses
+    every key it does not know, so the file would block every Letta commit."""
+    from gitmemfs.core import jsoninput  # only when a repo has the file: json is off the hook's usual path
 
     try:
-        raw = json.loads((data or b"").decode("utf-8"))
+        raw = jsoninput.loads((data or b"").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConstraintsError(f"is not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise ConstraintsError("must hold a JSON object")
-    unknown = [k for k in raw if k not in KEYS]
-    if unknown:
-        raise ConstraintsError(f"unknown key {unknown[0]!r} (allowed: {', '.join(KEYS)})")
-    for key in ("version", "maxDepth", "maxFileCharacters", "maxCoreMemoryCharacters"):
-        if key in raw:
-            _count(raw, key)
+    keys = KEYS if layout != layouts.ROOT else tuple(k for k in KEYS if k != PROTECTED_KEY)
+    errors = [f"unknown key {k!r} (allowed: {', '.join(keys)})" for k in raw if k not in keys]
+    if _whole(raw.get("version")) != 1:
+        errors.append(f"version must be 1 (got {raw.get('version')!r})")
+    if "maxDepth" in raw and ((_whole(raw["maxDepth"]) or 0) < 0 or _whole(raw["maxDepth"]) is None):
+        errors.append(f"'maxDepth' must be a non-negative whole number (got {raw['maxDepth']!r})")
+    for key in ("maxFileCharacters", "maxCoreMemoryCharacters"):
+        if key in raw and (_whole(raw[key]) or 0) <= 0:
+            errors.append(f"{key!r} must be a positive whole number (got {raw[key]!r})")
     items = raw.get("fileCharacterLimits", [])
     if not isinstance(items, list):
-        raise ConstraintsError("'fileCharacterLimits' must be a list of {pattern, maxCharacters}")
-    for item in items:
-        if not isinstance(item, dict) or set(item) - {"pattern", "maxCharacters"} or "pattern" not in item:
-            raise ConstraintsError("each fileCharacterLimits entry is {\"pattern\": …, \"maxCharacters\": "
-                                   "number or null}")
-        limit = item.get("maxCharacters")
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-            raise ConstraintsError(f"maxCharacters for {item['pattern']!r} must be a number or null")
-        glob(item["pattern"])
+        errors.append("'fileCharacterLimits' must be a list of {pattern, maxCharacters}")
+        items = []
+    for i, item in enumerate(items):
+        label = f"fileCharacterLimits[{i}]"
+        if not isinstance(item, dict):
+            errors.append(f"{label} must be an object {{\"pattern\": …, \"maxCharacters\": number or null}}")
+            continue
+        errors += [f"{label}: unknown key {k!r} (allowed: pattern, maxCharacters)"
+                   for k in item if k not in ("pattern", "maxCharacters")]
+        pattern = item.get("pattern")
+        if (not isinstance(pattern, str) or not pattern or pattern.startswith("/") or "\\" in pattern
+                or ".." in pattern.split("/")):
+            errors.append(f"{label}: pattern must be a non-empty relative glob using '/' (got {pattern!r})")
+        else:
+            try:
+                glob(pattern)
+            except ConstraintsError as exc:
+                errors.append(str(exc))
+        if "maxCharacters" not in item or (item["maxCharacters"] is not None
+                                           and (_whole(item["maxCharacters"]) or 0) <= 0):
+            errors.append(f"maxCharacters for {pattern!r} must be a positive whole number or null "
+                          f"(got {item.get('maxCharacters', 'nothing')!r})")
     protected = raw.get(PROTECTED_KEY, [])
     if not isinstance(protected, list) or not all(isinstance(p, str) and p for p in protected):
-        raise ConstraintsError(f"'{PROTECTED_KEY}' must be a list of paths")
-    return raw
+        errors.append(f"'{PROTECTED_KEY}' must be a list of paths")
+    if errors:
+        raise ConstraintsError("; ".join(errors))
+    out = {k: (_whole(v) if k in ("version", "maxDepth", "maxFileCharacters", "maxCoreMemoryCharacters")
+               else v) for k, v in raw.items()}
+    if items:
+        out["fileCharacterLimits"] = [{**item, "maxCharacters": None if item["maxCharacters"] is None
+                                       else _whole(item["maxCharacters"])} for item in items]
+    return out
 
 
 def load(data: bytes | None, layout: str) -> Constraints | None:
@@ -131,7 +167,7 @@ def load(data: bytes | None, layout: str) -> Constraints | None:
     None when none apply (letta/plain without the file). Raises ConstraintsError."""
     if data is None:
         return Constraints({}, present=False) if layout == layouts.ROOT else None
-    return Constraints(parse(data))
+    return Constraints(parse(data, layout))
 
 
 def file_problems(path: str, data: bytes, layout: str, limits: Constraints) -> list[str]:
@@ -158,12 +194,13 @@ def core_problem(sizes: Iterable[int], limits: Constraints) -> str | None:
     return None
 
 
-def config_problems(old: bytes | None, new: bytes | None, approvals: Collection[str]) -> list[str]:
+def config_problems(old: bytes | None, new: bytes | None, approvals: Collection[str],
+                    layout: str | None = None) -> list[str]:
     """A change to `.memfs.config.json` itself: valid, and approved by a person."""
     out = []
     if new is not None:
         try:
-            parse(new)
+            parse(new, layout)
         except ConstraintsError as exc:
             out.append(str(exc))
     if old == new or "constraints" in approvals:
@@ -188,7 +225,7 @@ def _only_protection_changed(old: bytes | None, new: bytes | None) -> bool:
 def protected_problem(path: str, old: bytes | None, new: bytes | None, limits: Constraints | None,
                       approvals: Collection[str]) -> str | None:
     """A path listed in `protectedPaths` (of the tree before the change) cannot change
-    without `GIT_MEMORY_APPROVE=protect`."""
+    without a person's approval of `protect` (`git memory unprotect`)."""
     if limits is None or path not in limits.protected or old == new or "protect" in approvals:
         return None
     what = "deleted" if new is None else "modified"
@@ -211,7 +248,7 @@ def write_problems(changes: dict[str, bytes | None], olds: dict[str, bytes | Non
 
     out: list[tuple[str, str]] = []
     if FILE in changes:
-        out += [(FILE, m) for m in config_problems(olds.get(FILE), changes[FILE], approvals)]
+        out += [(FILE, m) for m in config_problems(olds.get(FILE), changes[FILE], approvals, layout)]
     try:
         before = load(read(FILE), layout)
         limits = load(after(FILE), layout)

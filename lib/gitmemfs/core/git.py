@@ -30,6 +30,7 @@ try:  # the C module: `signal` itself imports `enum` (~5 ms on the hook path)
 except ImportError:  # pragma: no cover - another Python implementation
     from signal import SIGKILL, SIGPIPE
 
+from gitmemfs.core.approval import VARS as APPROVAL_VARS
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 from gitmemfs.core.redact import redact
 
@@ -192,6 +193,10 @@ def environment(extra: Mapping[str, str] | None = None, *,
             del env[key]
     env.update(_NON_INTERACTIVE)
     env.update(OBJECTS_AS_STORED)
+    # A person's approval never rides along into a git we start (a hook would read it):
+    # an operation that has one passes it in `extra` (core/approval.py).
+    for key in APPROVAL_VARS:
+        env.pop(key, None)
     # English messages: we classify some errors by their text.
     env["LANGUAGE"] = "C"
     if extra:

@@ -14,13 +14,17 @@ but ours and their `.local` chains, this commits with hooks off
   as they do after any commit.
 
 Any other hook (commit-msg, prepare-commit-msg, reference-transaction, a foreign
-pre-commit, ...) means the ordinary `git commit` with every hook, as before.
+pre-commit, ...) means the ordinary `git commit` with every hook, as before; so
+does a hook defined in config (`hook.<name>.event`, git >= 2.54) for any event a
+commit runs, whether or not the installed git knows such hooks yet. Git's
+housekeeping after a commit is git's own: `git maintenance run --auto`, started
+detached after the commit as git starts it, git deciding whether there is work.
 """
 from __future__ import annotations
 
 import os
 
-from gitmemfs.core import earlycheck, git, privateindex
+from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
 
@@ -71,10 +75,20 @@ def _ours(path: str) -> bool:
     return MARKER in head
 
 
+def configured_hooks(repo: Repo) -> list[str]:
+    """The events of hooks defined in config (`hook.<name>.event`) that a commit may
+    run: git >= 2.54 runs them besides the hooks folder's."""
+    return [event.strip() for key, values in repo.config.items()
+            if key.startswith("hook.") and key.endswith(".event") and key.count(".") >= 2
+            for event in values if event.strip() not in NOT_ON_COMMIT]
+
+
 def plan(repo: Repo) -> Plan | None:
     """The hook-free commit's plan, or None when git's own hooks must run."""
     if os.environ.get("GIT_MEMFS_COMMIT_HOOKS") == "git":  # an escape hatch, and for A/B tests
         return None
+    if configured_hooks(repo):
+        return None  # hooks defined in config: git runs them (and the folder's)
     folder = hooks_folder(repo)
     found: dict[str, str] = {}
     try:
@@ -124,105 +138,32 @@ def _run_hook(path: str, repo: Repo, env: dict[str, str]) -> tuple[int, bytes]:
     return proc.returncode, proc.stdout
 
 
-def commit(repo: Repo, the_plan: Plan, files: Sequence[str], pathspecs: Sequence[str], *,
-           staged: bool, author: Sequence[str], message: str,
-           index: privateindex.Snapshot | None = None) -> git.Result:
+def commit(repo: Repo, the_plan: Plan, pathspecs: Sequence[str], *, staged: bool,
+           author: Sequence[str], message: str) -> git.Result:
     """`git commit -- PATHS` with hooks off, their work done here. `staged`: the paths
     are already in the index (a new file must be); else they are tracked and
     `commit -- PATHS` takes them from the work tree, as the hooked commit does.
-
     `--only` (git's default with paths): with hooks off, whatever another process
-    staged meanwhile must not ride along unchecked. With `index`, the writer's own
-    snapshot of the index that the clean check read (core/privateindex.py), which
-    no one else can stage into: `--include` commits it, ~3 ms quicker, and it then
-    becomes git's index. (Not with a pre-commit.local, which may stage files.)"""
+    staged meanwhile must not ride along unchecked."""
     env = _hook_env(repo, author)
-    if index is not None and (the_plan.pre_local or staged):
-        index.abandon()
-        index = None
     if the_plan.pre_local:
         if not staged:  # the chained hook judges the index: make it what will be committed
             repo.git("add", "-A", "--", *pathspecs)
         code, out = _run_hook(the_plan.pre_local, repo, env)
         if code != 0:
             return git.Result(code, b"", out, ["pre-commit.local"])
-    # git's own `maintenance run --auto` after a commit is started below, detached:
-    # the edit does not wait for it (git detaches a gc it starts, too).
-    maintain = repo.cfg_bool("maintenance.auto", True) and maintenance_due(repo)
-    if index is not None and not index.lock_index():
-        index = None  # git's index changed since the check, or another git holds it
+    # git's own `maintenance run --auto` is started below, detached, so the edit does
+    # not wait for it (git waits for it, and it detaches a gc it starts).
     args = ["-c", "core.hooksPath=/dev/null", "-c", "maintenance.auto=false", *author, "commit", "-q",
-            "--no-edit", "--cleanup=whitespace", "-F", "-", *(["--include"] if index else []), "--", *pathspecs]
-    try:
-        result = repo.git(*args, input=message, check=False, env=None if index is None else index.env())
-        installed = index is None or result.code != 0 or index.install()
-    finally:
-        if index is not None:
-            index.abandon()  # after a failure git's index is as it was
-    if not installed:
-        reset_paths(repo, files)
+            "--no-edit", "--cleanup=whitespace", "-F", "-", "--", *pathspecs]
+    result = repo.git(*args, input=message, check=False)
     if result.code == 0:
-        if maintain:
+        if repo.cfg_bool("maintenance.auto", True):
             _maintain_in_background(repo)
         after = the_plan.post_hook or the_plan.post_local
         if after:
             _run_hook(after, repo, env)  # never fails the commit: it is made
     return result
-
-
-def maintenance_due(repo: Repo) -> bool:
-    """Whether git's `maintenance run --auto` after a commit may have work: False only
-    when git's own test surely says no, so the edit starts no process for nothing.
-    With no maintenance settings its one task is `gc --auto`, which runs when gc.auto
-    is above 0 and objects/17 holds more than gc.auto/256 loose objects (git's sample
-    of 1/256 of them), or more packs than gc.autoPackLimit (50) are there."""
-    if any(key.startswith("maintenance.") and key != "maintenance.auto" for key in repo.config):
-        return True  # a strategy or a task of its own: git decides
-    if os.environ.get("GIT_OBJECT_DIRECTORY"):
-        return True
-    threshold = _integer(repo.cfg("gc.auto"), 6700)
-    if threshold is None:
-        return True
-    if threshold <= 0:
-        return False  # gc.auto=0: git never gathers up on its own
-    objects = os.path.join(repo.common_dir, "objects")
-    sample = -(-threshold // 256)
-    try:
-        loose = sum(1 for name in os.listdir(os.path.join(objects, "17"))
-                    if len(name) == 38 and all(c in "0123456789abcdef" for c in name))
-    except FileNotFoundError:
-        loose = 0
-    except OSError:
-        return True
-    if loose > sample:
-        return True
-    limit = _integer(repo.cfg("gc.autoPackLimit"), 50)
-    if limit is None:
-        return True
-    if limit <= 0:
-        return False
-    try:
-        names = set(os.listdir(os.path.join(objects, "pack")))
-    except FileNotFoundError:
-        return False
-    except OSError:
-        return True
-    packs = sum(1 for n in names if n.endswith(".pack") and n[:-5] + ".keep" not in names)
-    return packs > limit
-
-
-def _integer(value: str | None, default: int) -> int | None:
-    """A git integer setting (k, m, g suffixes); None when it is not one git reads so."""
-    if value is None:
-        return default
-    text = value.strip().lower()
-    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(text[-1:], 1)
-    if scale != 1:
-        text = text[:-1]
-    digits = text[1:] if text[:1] in "+-" else text
-    if not digits.isdigit() or not digits.isascii() or (digits[0] == "0" and len(digits) > 1):
-        return None  # (git reads a leading 0 as octal, 0x as hex: left to git)
-    return int(text) * scale
 
 
 def _maintain_in_background(repo: Repo) -> None:
@@ -234,52 +175,27 @@ def _maintain_in_background(repo: Repo) -> None:
         pass  # housekeeping only: the commit is made
 
 
-def reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
-    """`git reset -q -- PATHS`: their index entries as HEAD has them (after a writer
-    was killed between its commit and installing its index), retried while another
-    git holds the index lock."""
-    import time
-
-    deadline = time.monotonic() + wait
-    while True:
-        if repo.git("reset", "-q", "--", *[f":(literal){p}" for p in paths], check=False).code == 0:
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-
-
-def head_sha(repo: Repo) -> str | None:
-    """HEAD's commit read from the ref files git has just written (no process);
-    None when that is not certain (packed, detached, another ref backend)."""
-    return earlycheck.read_head(repo.git_dir, repo.common_dir)
-
-
 def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, author: Sequence[str],
-                     message: str, index: privateindex.Snapshot | None = None) -> tuple[git.Result, str | None]:
+                     message: str, hook_env: dict[str, str] | None = None) -> tuple[git.Result, str | None]:
     """Commit `files` (already validated and written) in as few git processes as
     possible: (the commit's result, the new HEAD when it worked).
 
     Hook-free (see `plan`): `commit -- PATHS` alone for changed or deleted files,
-    `add` first only for new ones; from the writer's own `index` when there is one.
-    With git's hooks: `add`, then `commit`, as before. `index` is used or discarded.
+    `add` first only for new ones. With git's hooks: `add`, then `commit`, as before,
+    with `hook_env` (what a person approved, for our hooks to read).
     """
     pathspecs = [f":(literal){p}" for p in files]
     the_plan = plan(repo)
     staged = new_files or the_plan is None
-    if index is not None and the_plan is None:  # git's own commit, with its hooks, as ever
-        index.abandon()
-        index = None
     if staged:
         repo.git("add", "-A", "--", *pathspecs)
     if the_plan is None:
         result = repo.git(*author, "commit", "-q", "--no-edit", "--cleanup=whitespace", "-F", "-", "--",
-                          *pathspecs, input=message, check=False)
+                          *pathspecs, input=message, check=False, env=hook_env)
     else:
-        result = commit(repo, the_plan, files, pathspecs, staged=staged, author=author, message=message,
-                        index=index)
+        result = commit(repo, the_plan, pathspecs, staged=staged, author=author, message=message)
     if result.code != 0:
         if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
             repo.git("add", "-A", "--", *pathspecs, check=False)
         return result, None
-    return result, head_sha(repo) or repo.head()
+    return result, repo.head()

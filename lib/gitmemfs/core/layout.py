@@ -19,7 +19,7 @@ import os
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms on the hook's path
 if TYPE_CHECKING:
-    from typing import Callable, Mapping
+    from typing import Callable, Collection, Mapping
 
     from gitmemfs.core.repo import Repo
 
@@ -133,26 +133,79 @@ def of_repo(repo: Repo, pending: Mapping[str, bytes | None] | None = None) -> tu
 
 
 def name_of(path: str) -> str:
-    """The `name` a root-index memory file carries: its file name without `.md`."""
+    """The `name` Letta gives a new root-index memory file: the file name without
+    `.md`, split at `-` and `_`, each word capitalised (`project_notes.md` -> `Project
+    Notes`); "Memory" when nothing is left."""
     base = path.rsplit("/", 1)[-1]
-    return base[:-3] if is_markdown(base) else base
+    stem = base[:-3] if is_markdown(base) else base
+    words = [w for w in stem.replace("_", "-").split("-") if w]
+    return " ".join(w[0].upper() + w[1:] for w in words) or "Memory"
+
+
+def _quoted(value: str) -> str:
+    """A frontmatter value quoted as Letta writes it (a JSON string, one line)."""
+    import json
+
+    return json.dumps(" ".join(value.replace("\r\n", "\n").split("\n")).strip(), ensure_ascii=False)
 
 
 def render_new(layout: str, path: str, description: str, body: str) -> str:
-    """A new file in its layout's own frontmatter shape: `description` (letta),
-    `name` + `description` (letta-root; a MEMORY.md index has none), and in plain
-    the body alone unless a description is given."""
+    """A new file in its layout's own frontmatter shape: `description` (letta);
+    in letta-root `name` then `description`, both quoted, as Letta's memory tool
+    writes them (a MEMORY.md index has no frontmatter); in plain the body alone
+    unless a description is given."""
     from gitmemfs.core import memfile
 
     if layout == ROOT:
         if is_index(path):
             return body
-        name = name_of(path)
-        entry = memfile.Entry("name", name, "name: " + memfile.yaml_scalar(name))
-        return memfile.render(description, body, entries=[entry])
+        head = f"---\nname: {_quoted(name_of(path))}\ndescription: {_quoted(description)}\n---\n"
+        return head + body
     if layout == PLAIN and not description.strip():
         return body
     return memfile.render(description, body)
+
+
+# -- what a commit may do to the layout -------------------------------------------------
+
+ROOT_INDEX_REQUIRED = "root memory index is required for MemFS v2"
+
+
+def missing_index(path: str, indexed: Callable[[str], bool]) -> str | None:
+    """letta-root: the first folder above a nested Markdown file without its own
+    `MEMORY.md` (Letta requires an index in every folder that holds memory), or None."""
+    if "/" not in path or not is_markdown(path) or is_skill(path, ROOT) or is_hidden(path):
+        return None
+    return next((f"{d}/{INDEX}" for d in folders_above(path) if not indexed(d)), None)
+
+
+def index_folder(path: str) -> str | None:
+    """The folder a `MEMORY.md` indexes ("" for the root index); None for other paths."""
+    if not is_index(path):
+        return None
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def change_approved(approvals: Collection[str]) -> bool:
+    """Whether a person approved a layout change for a commit: the one place layouts
+    ask core/approval.py (whose words may become a command or a trailer)."""
+    from gitmemfs.core import approval
+
+    return approval.LAYOUT in approvals
+
+
+def flip_problem(before: bool, after: bool, approved: bool) -> str | None:
+    """A commit that adds or removes the root `MEMORY.md` changes the layout (the
+    letta-root marker) of every file: refused unless a person approved it."""
+    if before == after or approved:
+        return None
+    how = ("a person approves a layout change by committing it with GIT_MEMORY_APPROVE=layout "
+           "(and git config memory.layout to match)")
+    if before:
+        return (f"{ROOT_INDEX_REQUIRED}: deleting or moving the root MEMORY.md would turn this "
+                f"letta-root memory into the system/ layout; restore it, or {how}")
+    return (f"adding a root MEMORY.md turns this system/-layout memory into the letta-root layout "
+            f"(every root *.md becomes core memory); remove it, or {how}")
 
 
 def core_files_on_disk(root: str, layout: str) -> list[str]:
@@ -169,3 +222,4 @@ def core_files_on_disk(root: str, layout: str) -> list[str]:
             rel = os.path.relpath(folder, root).replace(os.sep, "/")
             found += [f"{rel}/{n}" for n in files if is_markdown(n) and not n.startswith(".")]
     return sorted(found)
+

@@ -299,9 +299,41 @@ def render_file(mf: MemFile, *, description: str | None = None, body: str | None
     if description is None and mf.head is not None:
         # A body-only edit keeps the frontmatter byte for byte (comments, spacing, quotes).
         return mf.head + (mf.body if body is None else body)
+    if mf.head is not None:
+        head = _with_description(mf, description)  # type: ignore[arg-type]
+        if head is not None:
+            return head + (mf.body if body is None else body)
     return render(mf.description if description is None else description,
                   mf.body if body is None else body, entries=mf.entries, eol=mf.eol)
 
+
+def _with_description(mf: MemFile, description: str) -> str | None:
+    """The frontmatter with only its description entry rewritten, every other byte
+    (comments, order, quoting, spacing) kept; None when that entry cannot be found
+    exactly once at the start of a line (then the frontmatter is rendered afresh)."""
+    entry = mf.get("description")
+    head = mf.head
+    if entry is None or head is None or not entry.scalar:
+        return None
+    at = [i for i in _find_all(head, entry.source) if i > 0 and head[i - 1] == "\n"]
+    if len(at) != 1:
+        return None
+    line = "description: " + yaml_scalar(sanitize_description(description))
+    new = head[:at[0]] + line + head[at[0] + len(entry.source):]
+    try:
+        again = parse(new)
+    except FrontmatterError:
+        return None
+    return new if again.description == sanitize_description(description) and len(again.entries) == len(
+        mf.entries) else None
+
+
+def _find_all(text: str, part: str) -> list[int]:
+    out, start = [], text.find(part)
+    while start >= 0 and part:
+        out.append(start)
+        start = text.find(part, start + 1)
+    return out
 
 
 def to_lf(body: str) -> tuple[str, bool]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 import os
 
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError
+
 # errno -> (what happened, what to do next)
 _KNOWN: dict[int, tuple[str, str]] = {
     errno.ENOSPC: ("no space left on device", "free some space and retry"),
@@ -86,3 +88,38 @@ def describe(exc: BaseException, root: str = "", near: str = "") -> str | None:
 def next_step(exc: BaseException, near: str = "") -> str:
     found = classify(exc, near)
     return _KNOWN[found[0]][1] if found else "retry"
+
+
+def make_folders(path: str, command: str) -> None:
+    """`os.makedirs(path, exist_ok=True)` for `init` and `clone`, refused in one line:
+    a file where a folder must go (the target or one above it), or a folder the system
+    will not create (`/proc/x`, a read-only mount)."""
+    probe = path
+    while probe and not os.path.exists(probe):
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if os.path.exists(probe) and not os.path.isdir(probe):
+        raise MemfsError(f"{command}: {probe} is a file, so no folder can be made in its place or under it; "
+                         "choose another directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as exc:
+        raise MemfsError(f"{command}: cannot create the folder {path}: {exc.strerror or exc}; choose a "
+                         "directory you can create and write to") from None
+
+
+def in_the_way(path: str) -> EnvironmentProblem:
+    """A folder where git-memfs keeps a file of its own under the git dir (planted, or
+    left by a tool gone wrong): refused, with the way out, instead of a traceback."""
+    shown = os.path.join(os.path.basename(os.path.dirname(path)), os.path.basename(path))
+    return EnvironmentProblem(f"{shown} is a folder, but git-memfs keeps a file of its own there; nothing was "
+                              f"changed; look inside, then remove it (rm -r {_quote(path)}) and retry")
+
+
+def _quote(text: str) -> str:
+    """shlex.quote without importing shlex (and its re) on the edit path."""
+    if text and all(c.isalnum() or c in "@%+=:,./-_" for c in text):
+        return text
+    return "'" + text.replace("'", "'\"'\"'") + "'"

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import os
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Iterable
+
 
 class PathError(ValueError):
     """An invalid memory path; the message is user-facing."""
@@ -118,3 +122,42 @@ def symlink_on_the_way(root: str, rel: str) -> str | None:
 def _windows_absolute(text: str) -> bool:
     """`C:\\…` or `C:/…` (no `re` here: every edit imports this module)."""
     return len(text) >= 3 and text[0].isascii() and text[0].isalpha() and text[1] == ":" and text[2] in "\\/"
+
+
+def _fold(text: str) -> str:
+    """A path as a case-insensitive, normalising file system sees it (macOS, Windows)."""
+    if text.isascii():
+        return text.lower()
+    import unicodedata  # only for non-ASCII names: not on an ordinary edit's path
+
+    return unicodedata.normalize("NFC", text).casefold()
+
+
+def _prefixes(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def case_twins(tracked: Iterable[str]) -> list[list[str]]:
+    """Groups of spellings of one folder or file that differ only in case or in
+    Unicode normalisation (`PDF/a.md` beside `pdf/b.md`, an NFC name beside its NFD
+    twin): a case-insensitive checkout cannot hold both, as Letta's check says."""
+    seen: dict[str, set[str]] = {}
+    for path in tracked:
+        for prefix in _prefixes(path):
+            seen.setdefault(_fold(prefix), set()).add(prefix)
+    return sorted(sorted(group) for group in seen.values() if len(group) > 1)
+
+
+def case_twin(rel: str, tracked: Iterable[str]) -> str | None:
+    """The tracked spelling that `rel` (or one of its folders) collides with by case
+    or normalisation, if any."""
+    known: dict[str, str] = {}
+    for path in tracked:
+        for prefix in _prefixes(path):
+            known.setdefault(_fold(prefix), prefix)
+    for prefix in _prefixes(rel):
+        other = known.get(_fold(prefix))
+        if other is not None and other != prefix:
+            return other
+    return None

@@ -11,8 +11,9 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import discovery, earlycheck, git, gitconfig, privateindex
+from gitmemfs.core import git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
+from gitmemfs.core.gitfiles import discovery, gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -135,7 +136,10 @@ class Repo:
 
     @property
     def is_memory_repo(self) -> bool:
-        return self.cfg_bool("memory.repo") or os.path.isdir(os.path.join(self.root, "system"))
+        """Ours (memory.repo), the system/ layout's folder, or a memory Letta Code made:
+        it records its agent in `letta.agentId` (a root-index memory has no system/)."""
+        return (self.cfg_bool("memory.repo") or bool((self.cfg("letta.agentId") or "").strip())
+                or os.path.isdir(os.path.join(self.root, "system")))
 
     def head(self) -> str | None:
         """HEAD's commit sha, or None on an unborn branch."""
@@ -147,14 +151,21 @@ class Repo:
 
     def author(self, env: Mapping[str, str] | None = None) -> Author | None:
         """The agent identity for commits, or None to use the user's own git identity."""
-        agent = _env(env, "AGENT_ID", "LETTA_AGENT_ID") or (self.cfg("memory.agentId") or "").strip()
+        from_env = _env(env, "AGENT_ID", "LETTA_AGENT_ID")
+        configured = (self.cfg("memory.agentId") or "").strip()
+        agent = from_env or configured
         if not agent:
             return None
-        name = _env(env, "AGENT_NAME") or (self.cfg("memory.agentName") or "").strip() or agent
-        # letta.com addresses only for Letta's own agents (LETTA_AGENT_ID); anyone else's
-        # agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
-        letta = _env(env, "LETTA_AGENT_ID") == agent and not _env(env, "AGENT_ID")
-        email = (self.cfg("memory.agentEmail") or "").strip() or (
+        # A name belongs to the id it came with: $AGENT_NAME to the environment's id,
+        # memory.agentName to memory.agentId; neither lends its name to another id.
+        name = (_env(env, "AGENT_NAME") if from_env else None) or (
+            (self.cfg("memory.agentName") or "").strip() if agent == configured else "") or agent
+        # letta.com addresses for Letta's own agents: Letta's shell sets LETTA_AGENT_ID
+        # (and AGENT_ID too), and every Letta write path uses <id>@letta.com. Anyone
+        # else's agent gets a reserved, never-deliverable domain unless memory.agentEmail says.
+        letta = _env(env, "LETTA_AGENT_ID") is not None
+        own = agent == configured or not configured  # memory.agentEmail is memory.agentId's
+        email = ((self.cfg("memory.agentEmail") or "").strip() if own else "") or (
             f"{agent}@letta.com" if letta else f"{agent}@agents.invalid")
         return Author(name, email, agent)
 
@@ -164,7 +175,7 @@ class Repo:
     def start_writing(self) -> None:
         """An edit's head start: take the writer lock and start the clean check's
         `git status` now, so git works on the second core while the edit's modules
-        load (~10 ms). The next WriteSession takes both over (core/writer.py);
+        load. The next WriteSession takes both over (core/writer.py);
         `stop_writing` ends them if none came. After a killed writer (its journal
         is there) the check waits until the session has undone its work."""
         if self._head_start is not None:
@@ -172,32 +183,16 @@ class Repo:
         lock = self.lock()
         lock.__enter__()
         try:
-            index = status = None
-            head: str | None = None
-            early = False
-            if os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
-                earlycheck.drop()
-            else:
-                index = privateindex.take(self.git_dir, usable=self.private_index_usable())
-                status = earlycheck.adopt(self.git_dir, None if index is None else index.identity)
-                if status is not None:  # begun before the lock (core/earlycheck.py)
-                    early, head = True, earlycheck.read_head(self.git_dir, self.common_dir)
-                else:
-                    status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else (),
-                                             env=None if index is None else index.env())
+            status = None
+            if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
         except BaseException:
             lock.release()
             raise
-        self._head_start = HeadStart(lock, status, index, early, head)
-
-    def private_index_usable(self) -> bool:
-        """Whether a writer may commit from its own index (core/privateindex.py): not
-        with a split index or from a linked work tree (left to git as ever)."""
-        return self.git_dir == self.common_dir and not self.cfg_bool("core.splitIndex")
+        self._head_start = HeadStart(lock, status)
 
     def take_head_start(self) -> HeadStart | None:
-        """The held writer lock, the started status and its index, once (None without
-        a head start)."""
+        """The held writer lock and the started status, once (None without a head start)."""
         found, self._head_start = self._head_start, None
         return found
 
@@ -208,26 +203,18 @@ class Repo:
 
 
 class HeadStart:
-    """What Repo.start_writing began: the writer lock (held), the clean check's status
-    (running; None after a killed writer) and the private index it reads, if any.
-    `early`: the status began before the lock (core/earlycheck.py), so its answer
-    stands only if the tree was clean and HEAD is `head` (read once the lock was held)."""
+    """What Repo.start_writing began: the writer lock (held) and the clean check's
+    status (running; None after a killed writer)."""
 
-    __slots__ = ("lock", "status", "index", "early", "head")
+    __slots__ = ("lock", "status")
 
-    def __init__(self, lock: FileLock, status: git.Started | None, index: privateindex.Snapshot | None,
-                 early: bool = False, head: str | None = None):
+    def __init__(self, lock: FileLock, status: git.Started | None):
         self.lock = lock
         self.status = status
-        self.index = index
-        self.early = early
-        self.head = head
 
     def stop(self) -> None:
         if self.status is not None:
             self.status.stop()  # a read with no optional locks: nothing to leave half-done
-        if self.index is not None:
-            self.index.abandon()
         self.lock.release()
 
 
@@ -249,7 +236,7 @@ def _parse_config(res: git.Result) -> dict[str, list[str]]:
 
 def _config_here(git_dir: str, common: str) -> dict[str, list[str]] | None:
     """`git config --list` as `_parse_config` gives it, read from the files when
-    core/gitconfig.py is sure (the repository's own folder, no linked work tree)."""
+    core/gitfiles/gitconfig.py is sure (the repository's own folder, no linked work tree)."""
     if os.path.normpath(git_dir) != os.path.normpath(common):
         return None
     found = gitconfig.read(git_dir)
@@ -257,7 +244,7 @@ def _config_here(git_dir: str, common: str) -> dict[str, list[str]] | None:
 
 
 def _lower_keys(found: gitconfig.Settings) -> dict[str, list[str]]:
-    """core/gitconfig.py's settings as `_parse_config` gives `git config --list`."""
+    """core/gitfiles/gitconfig.py's settings as `_parse_config` gives `git config --list`."""
     config: dict[str, list[str]] = {}
     for key, values in found.items():
         config.setdefault(key.lower(), []).extend(v or "" for v in values)
@@ -296,7 +283,7 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
 
 def _open_quickly(path: str) -> Repo | None:
     """The repository and its settings read from the files, no git process, when
-    core/discovery.py and core/gitconfig.py are both sure (the usual case)."""
+    core/gitfiles/discovery.py and core/gitfiles/gitconfig.py are both sure (the usual case)."""
     found = discovery.find(path, git.REPO_ENV)
     if found is None:
         return None
@@ -310,7 +297,7 @@ def _open_quickly(path: str) -> Repo | None:
 def _open_with_git(path: str, named: str | None) -> Repo:
     # Where the repository is and its config, both at once: config from any folder of
     # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
-    # (The config from the files themselves when core/gitconfig.py can: one process less.)
+    # (The config from the files themselves when core/gitfiles/gitconfig.py can: one process less.)
     if any(os.environ.get(k) for k in git.REPO_ENV):
         described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
     else:
@@ -357,7 +344,10 @@ class FileLock:
         self.fd: int | None = None
 
     def acquire(self, *, wait: bool = True) -> bool:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except IsADirectoryError:
+            raise oserrors.in_the_way(self.path) from None
         deadline = time.monotonic() + (self.timeout if wait else 0)
         delay = 0.002
         while True:

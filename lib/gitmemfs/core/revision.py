@@ -19,6 +19,21 @@ def resolve(repo: Repo, rev: str | None) -> str | None:
     return res.out.strip()
 
 
+def resolve_with_tree(repo: Repo, rev: str | None) -> tuple[str, str] | None:
+    """`resolve`, and the commit's tree, from one git process (a search asks for both)."""
+    name = rev or "HEAD"
+    if not name.strip() or name.startswith("-") or any(c in name for c in "\0\n"):
+        raise UsageError(f"not a revision: {name!r}; give a commit such as HEAD~3 (see git memory log)")
+    res = repo.git("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                   input=f"{name}^{{commit}}\n{name}^{{tree}}\n")
+    lines = res.out.split("\n")
+    if len(lines) < 2 or not lines[0].endswith(" commit") or not lines[1].endswith(" tree"):
+        if rev is None:
+            return None
+        raise MemfsError(f"no commit {name} in this memory; see git memory log")
+    return lines[0].split()[0], lines[1].split()[0]
+
+
 def read_blob(repo: Repo, sha: str, path: str) -> bytes | None:
     """The file `path` at commit `sha` (None when absent or not a file)."""
     res = repo.git("cat-file", "--batch", input=f"{sha}:{path}\n")

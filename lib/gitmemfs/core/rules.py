@@ -43,7 +43,7 @@ APPROVE_PROTECT = "protect"
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Collection
+    from typing import Callable, Collection, Iterable, Mapping
 
 
 class Problem:
@@ -250,6 +250,12 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None,
         return [Problem(path, m) for m in out]
     if layout != layouts.PLAIN and _flat_skill(path):
         out.append("invalid skill path (skills must be folders). Use skills/<name>/SKILL.md")
+    if layout == layouts.ROOT and indexed is not None:
+        index = layouts.missing_index(path, indexed)
+        if index is not None:  # Letta 0.32 refuses it too, on every later commit
+            out.append(f"missing required index {index}; a folder holds memory only with its own "
+                       f"index: create {index} or move the file")
+            return [Problem(path, m) for m in out]
     if content_checked(path, layout):
         if mode == SYMLINK_MODE:
             if in_scope(path, scope, layout, indexed):
@@ -284,7 +290,7 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
     Renames must be given as a delete plus an add (diff with --no-renames), so a
     read_only file cannot leave by `git mv` either. Any change of a protected
     path's entry, its mode included (to a gitlink, a symlink, 100755), modifies it.
-    `approvals` holds what a person approved for this commit (`GIT_MEMORY_APPROVE`):
+    `approvals` holds what a person approved for this commit (core/approval.py):
     with `protect`, read_only may be added, removed or changed (`git memory protect`).
     """
     def problems(messages: list[str]) -> list[Problem]:
@@ -317,3 +323,48 @@ def check_change(path: str, old: bytes | None, new: bytes | None, *, scope: str,
     elif had_key and now_protected != was_protected:
         found += problems(["'read_only' is a protected field and cannot be changed by the agent"])
     return found
+
+
+def layout_moves(changes: Mapping[str, bytes | None], olds: Mapping[str, bytes | None], *, scope: str,
+                 configured: str | None, layout: str, indexed: Callable[[str], bool], approved: bool,
+                 listed: Callable[[str], Iterable[str]], read: Callable[[str], bytes | None],
+                 limits: Callable[[str, bytes], list[str]] | None = None) -> list[Problem]:
+    """The write path's view of what a change does to the layout (the gate's is in
+    gate/check.py): adding or removing the root `MEMORY.md` is a layout change, refused
+    unless `approved`; every file under a folder whose index appears or vanishes is
+    judged as it will stand (`listed(folder)` gives the tracked paths under a folder,
+    "" = all; `read` their bytes; `limits(path, data)` the size problems, if any)."""
+    if configured == layouts.PLAIN:
+        return []
+    out: list[Problem] = []
+    folders = []
+    for path, new in changes.items():
+        folder = layouts.index_folder(path)
+        old = olds.get(path)
+        if folder is None or (old is None) == (new is None):
+            continue
+        folders.append(folder)
+        if folder:
+            continue
+        if configured == layouts.ROOT:
+            message = None if new is not None else layouts.flip_problem(True, False, approved)
+        elif old is None and not any(is_markdown(p) for p in listed("")):
+            message = None  # no memory yet (a new repository, a config file alone): the first files choose
+        else:
+            message = layouts.flip_problem(old is not None, new is not None, approved)
+        if message:
+            out.append(Problem(layouts.INDEX, message))
+    if layout != layouts.ROOT or not folders:
+        return out
+    seen = {p for p, new in changes.items() if new != olds.get(p)}  # an unchanged rewrite is judged here
+    for folder in sorted(set(folders)):
+        for path in listed(folder):
+            if path in seen or not is_markdown(path) or read(path) is None:
+                continue
+            seen.add(path)
+            data = read(path) or b""
+            messages = [p.message for p in check_state(path, data, scope=scope, layout=layout, indexed=indexed)]
+            if limits is not None and layouts.is_memory(path, layout, indexed):
+                messages += limits(path, data)
+            out += [Problem(path, m + " (it becomes memory in this commit)") for m in messages]
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 
-from gitmemfs.core import approval, constraints, git, hookless, memfile, nofollow, oserrors, privateindex, rules
+from gitmemfs.core import approval, constraints, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
@@ -64,13 +64,8 @@ class WriteSession:
         self.prune = prune
         self._head: str | None = None
         self._lock = repo.lock()
-        # The writer's own index (core/privateindex.py), for a whole-tree session.
-        self.index: privateindex.Snapshot | None = None
-        # A head start's clean check, still running: answered by `settle`. `_early`: it
-        # began before the lock, and stands only if clean with HEAD at `_expected`.
+        # A head start's clean check, still running: answered by `settle`.
         self._pending: git.Started | None = None
-        self._early = False
-        self._expected: str | None = None
 
     def __enter__(self) -> WriteSession:
         if self.scope is not None:
@@ -78,8 +73,7 @@ class WriteSession:
         early = self.repo.take_head_start()  # the lock already held, the status running
         started = None
         if early is not None:
-            self._lock, started, self.index = early.lock, early.status, early.index
-            self._early, self._expected = early.early, early.head
+            self._lock, started = early.lock, early.status
         else:
             self._lock.__enter__()
         self.repo.held_fds = (self._lock.fd,) if self._lock.fd is not None else ()
@@ -90,10 +84,7 @@ class WriteSession:
             if started is not None:
                 self._pending = started  # its answer is awaited by `settle`, while the edit reads
             else:
-                if early is None and self.scope is None:
-                    self.index = privateindex.take(self.repo.git_dir, usable=self.repo.private_index_usable())
-                self._head = assert_clean(self.repo, self.scope,
-                                          env=None if self.index is None else self.index.env())
+                self._head = assert_clean(self.repo, self.scope)
         except BaseException:
             if started is not None:
                 started.stop()
@@ -108,19 +99,8 @@ class WriteSession:
         calls it), and any refusal of the edit comes after it, so a dirty tree is
         still what is said first (`__exit__`)."""
         pending, self._pending = self._pending, None
-        if pending is None:
-            return
-        if not self._early:
+        if pending is not None:
             self._head = assert_clean(self.repo, started=pending)
-            return
-        try:
-            head = assert_clean(self.repo, started=pending)
-            stands = head is not None and head == self._expected
-        except MemfsError:
-            stands = False
-        if not stands:  # begun before the lock: dirty or moved may be another writer's doing
-            head = assert_clean(self.repo, env=None if self.index is None else self.index.env())
-        self._head = head
 
     @property
     def head(self) -> str | None:
@@ -143,9 +123,6 @@ class WriteSession:
                 self._pending.stop()  # interrupted: no answer needed
                 self._pending = None
         finally:
-            if self.index is not None:
-                self.index.abandon()
-                self.index = None
             self.repo.held_fds = ()
             self._lock.release()
 
@@ -169,11 +146,13 @@ class WriteSession:
 
     # -- committing -------------------------------------------------------------------
 
-    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None]) -> None:
-        """Refuse changes that break the memory rules, before anything is written."""
+    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None],
+                 approvals: frozenset[str] = approval.NONE) -> None:
+        """Refuse changes that break the memory rules, before anything is written.
+        `approvals`: what a person's command granted this commit; never the environment."""
         scope = check_scope(self.repo)
         name, indexed = layouts.of_repo(self.repo, {ch.path: ch.content for ch in changes})
-        approved = approval.from_env(os.environ)
+        approved = frozenset(approvals)
         problems = []
         for ch in changes:
             problems += rules.check_change(ch.path, olds[ch.path], ch.content, scope=scope,
@@ -181,6 +160,8 @@ class WriteSession:
         problems += [rules.Problem(path, message) for path, message in constraints.write_problems(
             {ch.path: ch.content for ch in changes}, olds, self.read,
             layouts.core_files_on_disk(self.repo.root, name), name, indexed, approved)]
+        problems += layoutmoves.write_moves(self.repo, {ch.path: ch.content for ch in changes}, olds, scope,
+                                        name, indexed, approved)
         if problems:
             listed = "; ".join(str(p) for p in problems)
             raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",
@@ -188,11 +169,16 @@ class WriteSession:
 
     def commit(self, changes: Sequence[Change], *, op: str, reason: str,
                paths: Sequence[str] | None = None, label: str | None = None,
-               trailers: Sequence[str] = ()) -> str:
+               trailers: Sequence[str] = (), approvals: frozenset[str] = approval.NONE,
+               sign: bool = False) -> str:
         """Write, stage and commit `changes` as one commit; return its sha.
 
         `paths` are the affected paths named in trailers and output (default: the
-        changed files); `label` is the operation name used in messages.
+        changed files); `label` is the operation name used in messages. `approvals`:
+        what a person's command grants this one commit (core/approval.py): recorded
+        as a `Memory-Approved` trailer, and the commit is signed when `sign` is set or
+        the person signs commits (commit.gpgsign), so a gate with allowed signers can
+        verify it. An agent's commit has none and is never signed.
         """
         label = label or f"Memory {op}"
         no_effect = (f"{label} made no effective changes; nothing was committed. "
@@ -202,7 +188,7 @@ class WriteSession:
         if not changes:
             raise MemfsError(no_effect)
         olds = {ch.path: olds[ch.path] for ch in changes}
-        self.validate(changes, olds)
+        self.validate(changes, olds, approvals)
         files = [ch.path for ch in changes]
         head = self.head
         try:
@@ -221,13 +207,19 @@ class WriteSession:
                                                       file_mode=self.file_mode, dir_mode=self.dir_mode)
                 except OSError as exc:  # name the memory file, not our temp file
                     raise OSError(exc.errno, exc.strerror, self.abspath(ch.path)) from None
-            message = commit_message(reason, op, paths or files, trailers)
+            extra = list(trailers)
+            if approvals and approval.TRAILER + ":" not in "".join(extra):
+                extra.append(approval.trailer(approvals))
+            message = commit_message(reason, op, paths or files, extra)
             author = self.repo.author()
+            options = author.config() if author else []
+            if approvals and (sign or self.repo.cfg_bool("commit.gpgsign")):
+                options = [*options, "-c", "commit.gpgsign=true"]  # after the runner's own =false
             # Validated above: commit without re-running our own hooks when that is safe.
-            index, self.index = self.index, None  # one commit per snapshot
             result, sha = hookless.commit_validated(
                 self.repo, files, new_files=any(olds[f] is None for f in files),
-                author=author.config() if author else [], message=message, index=index)
+                author=options, message=message,
+                hook_env=approval.for_git(approvals) if approvals else None)
             if result.code != 0:
                 failed = GitError(result.argv, result.code, result.raw, result.err_raw)
                 # A held lock or a full disk also leaves nothing staged: say that, not "no change".
@@ -343,17 +335,16 @@ def check_scope(repo: Repo) -> str:
 # -- clean check ----------------------------------------------------------------------
 
 def assert_clean(repo: Repo, scope: Sequence[str] | None = None, *,
-                 started: git.Started | None = None, env: dict[str, str] | None = None) -> str | None:
+                 started: git.Started | None = None) -> str | None:
     """Refuse to write on a dirty tree, a detached HEAD, or mid-merge/rebase.
     Returns HEAD's sha (None on an unborn branch). With `scope`, only those paths
     must be clean (the Anthropic schema; the Letta schema keeps the whole tree).
-    `started`: the whole tree's status, already running (Repo.start_writing); `env`:
-    for the status git runs here (the writer's own index)."""
+    `started`: the whole tree's status, already running (Repo.start_writing)."""
     what = operation_in_progress(repo)
     if what:
         raise MemfsError(f"{CLEAN_SENTENCE} {what.capitalize()} is in progress in {repo.root}; "
                          "finish or abort it first.")
-    head, branch, dirty = status(repo, scope, started=started, env=env)
+    head, branch, dirty = status(repo, scope, started=started)
     if branch is None:
         raise MemfsError("memory: HEAD is detached; check out a branch (git switch main) before "
                          "editing memory, so commits are not lost")
@@ -370,15 +361,15 @@ def operation_in_progress(repo: Repo) -> str | None:
     return None
 
 
-def status(repo: Repo, scope: Sequence[str] | None = None, *, started: git.Started | None = None,
-           env: dict[str, str] | None = None) -> tuple[str | None, str | None, list[str]]:
+def status(repo: Repo, scope: Sequence[str] | None = None, *,
+           started: git.Started | None = None) -> tuple[str | None, str | None, list[str]]:
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call;
     with `scope`, dirty paths only under those pathspecs. `started`: that call (no
     scope) already running."""
     if started is not None and scope is None:
         res = started.result(check=True)
     else:
-        res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []), env=env)
+        res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
@@ -621,6 +612,10 @@ def _clear_journal(repo: Repo) -> None:
             os.unlink(path)
         except FileNotFoundError:
             pass
+        except OSError:
+            if os.path.isdir(path) and not os.path.islink(path):
+                raise oserrors.in_the_way(path) from None
+            raise
 
 
 def _journal_paths(record: dict) -> list[tuple[str, dict]]:
@@ -671,6 +666,19 @@ def _drop_stale_index_lock(repo: Repo) -> None:
             pass
 
 
+def _reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
+    """`git reset -q -- PATHS`, retried while another git holds the index lock."""
+    import time
+
+    deadline = time.monotonic() + wait
+    while True:
+        if repo.git("reset", "-q", "--", *literal(paths), check=False).code == 0:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.05)
+
+
 def recover(repo: Repo) -> bool:
     """Undo the uncommitted half of a writer that died mid-edit (lock must be held).
 
@@ -689,11 +697,11 @@ def recover(repo: Repo) -> bool:
         _clear_journal(repo)
         return False
     _drop_stale_index_lock(repo)
-    privateindex.discard(os.path.join(repo.git_dir, privateindex.NAME))
     if repo.head() != record.get("head"):
-        # Its commit was made: only git's index may still lag (killed before its own
-        # index replaced git's, core/privateindex.py). Its paths as HEAD has them.
-        hookless.reset_paths(repo, [rel for rel, _ in _journal_paths(record)])
+        # Its commit was made, but git's index may lag: `git commit` killed between
+        # moving the branch and renaming its new index into place. The journal's
+        # paths as HEAD has them (the work tree already does).
+        _reset_paths(repo, [rel for rel, _ in _journal_paths(record)])
     else:
         olds: dict[str, bytes | None] = {}
         for rel, info in _journal_paths(record):

@@ -134,6 +134,27 @@ class Editor:
     def done(self, command: str, sha: str, affected: list[str]) -> Outcome:
         return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, affected)
 
+    def letta_root_target(self, layout: str, rel: str, command: str) -> None:
+        """Where Letta's memory tool refuses to write in a root-index memory: `system/`
+        (core memory is the root's Markdown there) and `skills/` (not the memory tool's)."""
+        if layout != layouts.ROOT:
+            return
+        top = rel.split("/", 1)[0]
+        if top == "system":
+            raise MemfsError(f"memory {command}: core memory uses root Markdown files, not system/ "
+                             f"(this memory has a root MEMORY.md); write {rel.split('/', 1)[1]} at the root instead")
+        if top == "skills":
+            raise MemfsError(f"memory {command}: skills are managed by the skill/file tooling, not the memory tool")
+
+    def no_case_twin(self, rel: str, command: str, ignore: str | None = None) -> None:
+        """Refuse a path that differs from a tracked one only in case or Unicode
+        normalisation: a case-insensitive checkout (macOS, Windows) cannot hold both."""
+        tracked = [p for p in self.tracked("") if p != ignore]
+        other = paths.case_twin(rel, tracked)
+        if other is not None:
+            raise MemfsError(f"memory {command}: {rel} collides with the tracked {other} on case-insensitive "
+                             f"file systems (macOS, Windows); use the existing spelling {other}")
+
     def session(self) -> WriteSession:
         return WriteSession(self.repo, tool=self.tool)
 
@@ -143,7 +164,6 @@ class Editor:
                command: str = "create") -> Outcome:
         reason = require_reason(reason, self.tool)
         require_text(file_path, "file_path", command)
-        require_text(description, "description", command)
         body = text or ""
         if body and not body.endswith("\n"):
             body += "\n"  # a text file ends with a newline (as builtin:tidy would make it)
@@ -153,10 +173,15 @@ class Editor:
         rel = self.file_rel(file_path, command)
         with self.session() as s:
             shape = layouts.of_repo(self.repo)[0]  # the new file takes its layout's frontmatter shape
+            self.letta_root_target(shape, rel, command)
+            if shape == layouts.ROOT and layouts.is_index(rel):
+                description = "index"  # a MEMORY.md index has no frontmatter: Letta leaves it unused
+            require_text(description, "description", command)
             content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
             if os.path.lexists(target):
                 raise AlreadyExists(f"memory {command}: block already exists at {file_path}")
+            self.no_case_twin(rel, command)
             sha = s.commit([Change(rel, content)], op=command, reason=reason)
         return self.done(command, sha, [rel])
 
@@ -251,6 +276,9 @@ class Editor:
                 raise NotFound(f"{self.tool}: failed to read {raw}: No such file or directory")
             if self._protected(data):
                 raise MemfsError(f"{self.tool}: {raw} is read_only and cannot be modified")
+            if layouts.is_index(file_rel) and layouts.of_repo(self.repo)[0] == layouts.ROOT:
+                raise MemfsError("memory delete: MEMORY.md indexes cannot be deleted (a root-index memory's "
+                                 "folders hold memory through them); delete the whole folder instead")
             sha = s.commit([Change(file_rel, None)], op="delete", reason=reason)
         return self.done("delete", sha, [file_rel])
 
@@ -271,6 +299,11 @@ class Editor:
             dst_abs = self.jail(dst)
             if os.path.lexists(dst_abs):
                 raise AlreadyExists(f"memory rename: destination already exists at {new_path}")
+            shape = layouts.of_repo(self.repo)[0]
+            if shape == layouts.ROOT and (layouts.is_index(src) or layouts.is_index(dst)):
+                raise MemfsError("memory rename: MEMORY.md indexes cannot be renamed")
+            self.letta_root_target(shape, dst, "rename")
+            self.no_case_twin(dst, "rename", ignore=src)
             _, data = self.load(s, old_path, src)
             sha = s.commit([Change(src, None), Change(dst, data)], op="rename", reason=reason,
                            paths=[src, dst])
@@ -313,7 +346,7 @@ class Editor:
     # -- reading -------------------------------------------------------------------------
 
     def tracked(self, folder: str) -> list[str]:
-        res = self.repo.git("ls-files", "-z", "--", f":(literal){folder}/")
+        res = self.repo.git("ls-files", "-z", "--", *([f":(literal){folder}/"] if folder else []))
         return res.zsplit()
 
     def _protected(self, data: bytes | None) -> bool:
@@ -354,6 +387,9 @@ class Editor:
         if start < 1 or (end != -1 and end < start):
             raise MemfsError(f"memory view: invalid range {start}:{end}; use A:B with 1 <= A <= B, "
                              "or B = -1 for the end")
+        if view_range is not None and start > len(lines):
+            raise MemfsError(f"memory view: invalid range {start}:{end}: {rel}'s body has {len(lines)} "
+                             f"line{'' if len(lines) == 1 else 's'}; start at 1 to {max(len(lines), 1)}")
         stop = len(lines) if end == -1 else min(end, len(lines))
         text = "\n".join(f"{n:6d}\t{lines[n - 1]}" for n in range(start, stop + 1))
         return Outcome(text, extra={"path": rel, "kind": "file", "description": mf.description,
@@ -400,14 +436,12 @@ def _match_lines(body: str, needle: str) -> list[int]:
 
 
 def _line_number(value: object) -> int:
+    """A line number: a whole number. A JSON number such as 3.0 counts (JSON has one
+    number type); 1.5, 1e400 and NaN are refused rather than rounded to some line."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise MemfsError("memory insert: 'insert_line' must be a number")
-    if isinstance(value, float):  # a tool call's JSON number (math: a shared library, loaded only here)
-        import math
-
-        if math.isnan(value):
-            raise MemfsError("memory insert: 'insert_line' must be a number")
-        if math.isinf(value):
-            return 2**31 if value > 0 else 0
-        return math.floor(value)
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise MemfsError(f"memory insert: 'insert_line' must be a whole number of lines, got {value!r}")
+        return int(value)
     return value

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import approval, constraints, git, gitconfig, rules
+from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
 if TYPE_CHECKING:
     from typing import Callable, Iterable, Iterator, Sequence
 
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
     from gitmemfs.core.rules import Problem
     from gitmemfs.core.snapshot import FileEntry
 
@@ -54,13 +55,14 @@ class Report:
         self.problems = problems
         self.files = files
         self.commits = commits
+        self.notes: list[str] = []  # shown after the problems, when there are any
 
     @property
     def ok(self) -> bool:
         return not self.problems
 
     def lines(self) -> list[str]:
-        return [str(p) for p in self.problems]
+        return [str(p) for p in self.problems] + (self.notes if self.problems else [])
 
     def as_dict(self) -> dict[str, object]:
         return {"ok": self.ok, "mode": self.mode, "files": self.files, "commits": self.commits,
@@ -71,12 +73,14 @@ class Context:
     """How one tree is judged: its layout, which folders hold a `MEMORY.md` index
     (asked lazily through the blob reader, letta-root only) and what a person approved."""
 
-    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths", "parent", "_limits")
+    __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths", "parent", "_limits",
+                 "configured")
 
     def __init__(self, layout: str, prefix: str, reader: git.BlobReader | None,
                  approvals: frozenset[str] = frozenset(), paths: set[str] | None = None,
-                 parent: str | None = None):
+                 parent: str | None = None, configured: str | None = None):
         self.layout = layout
+        self.configured = configured  # memory.layout, when set (the tree decides otherwise)
         self.prefix = prefix    # ":" for the index, "<rev>:" for a commit's tree
         self.reader = reader
         self.approvals = approvals
@@ -93,9 +97,21 @@ class Context:
             data = self.reader.read(prefix + constraints.FILE) if self.reader is not None else None
             try:
                 self._limits[prefix] = constraints.load(data, self.layout)
-            except constraints.ConstraintsError:
-                self._limits[prefix] = None
-        return self._limits[prefix]  # type: ignore[return-value]
+            except constraints.ConstraintsError as exc:
+                self._limits[prefix] = exc
+        found = self._limits[prefix]
+        return None if isinstance(found, constraints.ConstraintsError) else found  # type: ignore[return-value]
+
+    def limits_error(self) -> str | None:
+        """Why this tree's `.memfs.config.json` is invalid (None when it is valid or absent)."""
+        self.limits()
+        found = self._limits.get(self.prefix)
+        return str(found) if isinstance(found, constraints.ConstraintsError) else None
+
+    @property
+    def layout_approved(self) -> bool:
+        """Whether a person approved a layout change for this commit."""
+        return layouts.change_approved(self.approvals)
 
     def indexed(self, folder: str) -> bool:
         name = f"{folder}/{layouts.INDEX}"
@@ -125,7 +141,7 @@ def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None
 
 def _settings_here(cwd: str, env: dict[str, str] | None) -> dict[str, str] | None:
     """`settings()` without git, for a repository at `cwd` with its own `.git`
-    folder, when core/gitconfig.py is sure of the answer; else None."""
+    folder, when core/gitfiles/gitconfig.py is sure of the answer; else None."""
     git_dir = os.path.join(cwd, ".git")
     if not os.path.isdir(git_dir):
         return None
@@ -150,7 +166,8 @@ def context_at(reader: git.BlobReader, prefix: str, configured: str | None,
         name = _layout_name(configured, False)
     else:
         name = _layout_name(None, reader.read(f"{prefix}{layouts.INDEX}") is not None)
-    return Context(name, prefix, reader, approvals, parent=parent)
+    return Context(name, prefix, reader, approvals, parent=parent,
+                   configured=(configured or "").strip().lower() or None)
 
 
 def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
@@ -242,6 +259,7 @@ def check_changes(cwd: str, changes: list[Change], scope: str, *, mode: str, com
               for ch in changes]
     judged += [(Change(constraints.CORE, None, None, None, commit), found)
                for commit, found in _core_budgets(cwd, changes, pick, env)]
+    judged += [(Change(p.path, None, None, None, p.commit), [p]) for p in _layout_moves(cwd, changes, pick, env, scope)]
     for ch, found in judged:
         for problem in found:
             # A merge re-presents its side branch's blobs; report each problem once.
@@ -261,7 +279,7 @@ def _limits(ch: Change, blobs: dict[str, bytes | None], ctx: Context) -> list[Pr
     new = blobs.get(ch.new_oid) if ch.new_oid else None
     found: list[str] = []
     if ch.path == constraints.FILE:
-        found += constraints.config_problems(old, new, ctx.approvals)
+        found += constraints.config_problems(old, new, ctx.approvals, ctx.layout)
     if ctx.parent is not None and ch.old_oid != ch.new_oid:
         before = ctx.limits(ctx.parent) if ch.old_oid is not None else None
         hit = constraints.protected_problem(ch.path, ch.old_oid, ch.new_oid, before, ctx.approvals)
@@ -272,6 +290,105 @@ def _limits(ch: Change, blobs: dict[str, bytes | None], ctx: Context) -> list[Pr
         if limits is not None:
             found += constraints.file_problems(ch.path, new, ctx.layout, limits)
     return [rules.Problem(ch.path, m, ch.commit) for m in found]
+
+
+def _layout_moves(cwd: str, changes: list[Change], pick: Callable[[str | None], Context],
+                  env: dict[str, str] | None, scope: str) -> list[Problem]:
+    """What a commit does to the layout as a whole: adding or removing the root
+    `MEMORY.md` (a layout change, refused unless a person approved it), a committed
+    `.memfs.config.json` that is invalid (every commit is refused, as Letta does), and
+    every file that becomes memory because an index appeared or vanished (judged as
+    if it were added: its rules and its limits)."""
+    out: list[Problem] = []
+    groups: dict[str | None, list[Change]] = {}
+    for ch in changes:
+        if not ch.guard:
+            groups.setdefault(ch.commit, []).append(ch)
+    for commit, group in groups.items():
+        ctx = pick(commit)
+        if ctx.reader is None:
+            continue
+        error = ctx.limits_error()
+        if error is not None and not any(ch.path == constraints.FILE for ch in group):
+            out.append(rules.Problem(constraints.FILE, error + " (the committed file is invalid; fix it, "
+                                     "with a person's approval)", commit))
+        if ctx.configured == layouts.PLAIN:
+            continue
+        folders = []
+        for ch in group:
+            folder = layouts.index_folder(ch.path)
+            if folder is None or (ch.old_oid is None) == (ch.new_oid is None):
+                continue
+            folders.append(folder)
+            if folder == "":
+                out += _flip(cwd, ch, ctx, env)
+        if ctx.layout == layouts.ROOT and folders:
+            out += _activated(cwd, group, ctx, env, scope, folders)
+    return out
+
+
+def _flip(cwd: str, ch: Change, ctx: Context, env: dict[str, str] | None) -> list[Problem]:
+    before, after = ch.old_oid is not None, ch.new_oid is not None
+    if ctx.configured == layouts.ROOT:
+        problem = None if after else layouts.flip_problem(True, False, ctx.layout_approved)
+    elif not before and not any(layouts.is_markdown(p) for p, _m, _o in _tree_paths(cwd, ctx.parent, env)):
+        problem = None  # no memory yet (a new repository, a config file alone): the first files choose
+    else:
+        problem = layouts.flip_problem(before, after, ctx.layout_approved)
+    return [rules.Problem(layouts.INDEX, problem, ch.commit)] if problem else []
+
+
+def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None,
+                folder: str = "") -> list[tuple[str, str, str]]:
+    """(path, mode, oid) of the tree at `prefix` (":" = the index, "<rev>:" = a commit),
+    under `folder` ("" = everything); [] when that tree does not exist."""
+    from gitmemfs.core.snapshot import parse_ls_tree
+
+    if prefix is None:
+        return []
+    spec = [f"{folder}/"] if folder else []
+    if prefix == ":":
+        res = git.run_light(["ls-files", "-s", "-z", "--", *spec], cwd=cwd, env=env, check=False)
+        out = []
+        for item in res.out.split("\0") if res.code == 0 else ():
+            meta, _, path = item.partition("\t")
+            if path:
+                mode, oid = meta.split(" ")[:2]
+                out.append((path, mode, oid))
+        return out
+    res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", prefix[:-1], "--", *spec], cwd=cwd, env=env,
+                        check=False)
+    if res.code != 0:
+        return []
+    return [(e.path, e.mode, e.oid) for e in parse_ls_tree(res.raw)]
+
+
+def _activated(cwd: str, group: list[Change], ctx: Context, env: dict[str, str] | None, scope: str,
+               folders: list[str]) -> list[Problem]:
+    """The files under folders whose index this commit added or removed, judged as
+    they stand in the new tree (those the commit itself changed are judged already)."""
+    changed = {ch.path for ch in group}
+    commit = group[0].commit
+    entries: dict[str, tuple[str, str]] = {}
+    for folder in sorted(set(folders)):
+        for path, mode, oid in _tree_paths(cwd, ctx.prefix, env, folder):
+            if path not in changed and mode != SUBMODULE and _needs_content(path, mode, ctx.layout):
+                entries[path] = (mode, oid)
+    if not entries:
+        return []
+    assert ctx.reader is not None
+    blobs = ctx.reader.read_many(sorted({oid for _mode, oid in entries.values()}))
+    limits = ctx.limits()
+    out: list[Problem] = []
+    for path, (mode, oid) in sorted(entries.items()):
+        data = blobs.get(oid) or b""
+        found = rules.check_state(path, data, scope=scope, mode=mode, layout=ctx.layout, indexed=ctx.indexed)
+        messages = [p.message for p in found]
+        if limits is not None and mode != rules.SYMLINK_MODE and constraints.is_limited(path, ctx.layout,
+                                                                                        ctx.indexed):
+            messages += constraints.file_problems(path, data, ctx.layout, limits)
+        out += [rules.Problem(path, m + " (it becomes memory in this commit)", commit) for m in messages]
+    return out
 
 
 def _core_budgets(cwd: str, changes: list[Change], pick: Callable[[str | None], Context],
@@ -349,14 +466,14 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
     `git.STAGED_DIFF` already started (the hook starts it before importing this).
     """
     # A small commit's blobs are loose objects, read without a second git process;
-    # the rest go through one cat-file (core/loose.py).
+    # the rest go through one cat-file (core/gitfiles/loose.py).
     # No --ignore-submodules: a gitlink staged over a memory path must be seen (issue 12).
-    from gitmemfs.core import loose
+    from gitmemfs.core.gitfiles import loose
 
     with loose.Reader(cwd, env=env) as reader:
         # Usually the diff is the one git process: the settings are read from the
-        # config files (core/gitconfig.py), and the few index look-ups from the index
-        # file (core/index.py). When either is unsure, git answers: the diff and the
+        # config files (core/gitfiles/gitconfig.py), and the few index look-ups from the index
+        # file (core/gitfiles/index.py). When either is unsure, git answers: the diff and the
         # settings then start together, so their start-ups overlap on a second core.
         found = _settings_here(cwd, env)
         if diff is not None:
@@ -381,7 +498,9 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
             # The scope only matters for Markdown outside system/, reference/, skills/.
             scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
                 ch.path for ch in changes) else rules.DEFAULT_SCOPE
-        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_env(os.environ), parent="HEAD:")
+        # A person's plain `git commit`: the approval is in their shell (core/approval.py);
+        # no git of ours passes one on that its caller did not grant.
+        ctx = context_at(reader, ":", found.get("memory.layout"), approval.from_shell(os.environ), parent="HEAD:")
         return check_changes(cwd, changes, scope, mode="staged", env=env, reader=reader,
                              contexts=lambda _commit: ctx)
 
@@ -439,7 +558,7 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
             e.path for e in entries) else rules.DEFAULT_SCOPE
     paths = {e.path for e in entries}
     ctx = Context(_layout_name(found.get("memory.layout"), layouts.INDEX in paths), f"{rev}:", None,
-                  paths=paths)
+                  paths=paths, configured=(found.get("memory.layout") or "").strip().lower() or None)
     wanted = sorted({e.oid for e in entries
                      if _needs_content(e.path, e.mode, ctx.layout) or e.path == constraints.FILE})
     blobs: dict[str, bytes | None] = {}
@@ -454,6 +573,8 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     for path in _gitlinks(res.raw):
         problems += rules.check_state(path, b"", scope=scope, mode=SUBMODULE)
     problems += _audit_limits(entries, blobs, ctx)
+    if ctx.layout == layouts.ROOT and layouts.INDEX not in paths:
+        problems.append(rules.Problem(layouts.INDEX, layouts.ROOT_INDEX_REQUIRED))
     return Report("all", problems, len(entries))
 
 
@@ -522,8 +643,9 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
 
     `spec` is a range such as `base..HEAD`, or a list of rev-list arguments (the
     server hooks pass `NEW... --not --all`: only commits the repository lacks).
-    Each commit is judged in its own tree's layout. `approvals` default to this
-    process's environment (a dream's gate passes none).
+    Each commit is judged in its own tree's layout. `approvals` default to what
+    gate/approved.py finds: signed trailers where the memory has allowed signers,
+    else this process's environment and trusted trailers (a dream's gate passes none).
     """
     revs = [spec] if isinstance(spec, str) else list(spec)
     listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
@@ -550,16 +672,20 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     if scope is None:
         scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
             ch.path for ch in changes) else rules.DEFAULT_SCOPE
-    approved = approval.from_env(os.environ) if approvals is None else frozenset(approvals)
-    trailers = _trailer_approvals(cwd, [parts[0] for parts in lines], env) if approvals is None and (
-        found.get("memory.approvaltrailers", "").strip().lower() in ("true", "yes", "on", "1")) else {}
+    if approvals is None:
+        from gitmemfs.gate import approved as approved_commits  # not on the pre-commit path
+
+        granted = approved_commits.for_range(cwd, [parts[0] for parts in lines], found, env)
+    else:
+        granted = None
+    fixed = frozenset(approvals or ())
     with git.BlobReader(cwd, env=env) as reader:
         cache: dict[str | None, Context] = {}
 
         def contexts(commit: str | None) -> Context:
             if commit not in cache:
                 cache[commit] = context_at(reader, f"{commit}:", found.get("memory.layout"),
-                                           approved | trailers.get(commit or "", frozenset()),
+                                           granted.of(commit) if granted is not None else fixed,
                                            parent=f"{commit}^:")
             return cache[commit]
 
@@ -567,7 +693,8 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                                contexts=contexts)
     # What people approved in these commits (pushed() grants it to the tip-to-tip check,
     # whose changes each commit already answered for).
-    report.trailer_approvals = frozenset().union(*trailers.values())  # type: ignore[attr-defined]
+    report.approvals = granted.any() if granted is not None else fixed  # type: ignore[attr-defined]
+    report.notes = granted.notes() if granted is not None else []
     return report
 
 
@@ -599,6 +726,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     from gitmemfs.gate import redaction
     judged, twins, rewrites = redaction.judge_moves(cwd, moves, env)
     refused += rewrites
+    # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
+    # trailers where the memory has allowed signers, never the pusher's environment then.
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all", *twins], scope, env)
     report.mode = "push"
     report.problems[:0] = refused
@@ -610,28 +739,13 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             ch.commit = new
         with git.BlobReader(cwd, env=env) as reader:
             ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
-                             approval.from_env(os.environ) | getattr(report, "trailer_approvals", frozenset()),
-                             parent=f"{old}:")
+                             getattr(report, "approvals", frozenset()), parent=f"{old}:")
             extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
                                   reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
     return report
-
-
-def _trailer_approvals(cwd: str, commits: list[str], env: dict[str, str] | None) -> dict[str, frozenset[str]]:
-    """`Memory-Approved:` trailers (written by protect/unprotect), per commit. Only read
-    where `memory.approvalTrailers` is true: a gate whose pushers are people."""
-    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
-                         f"{approval.TRAILER},valueonly,separator=%x20)%x02"],
-                        cwd=cwd, env=env, input="".join(c + "\n" for c in commits))
-    out = {}
-    for record in res.out.split("\x02"):
-        sha, _, words = record.strip().partition("\x01")
-        if sha and words.strip():
-            out[sha] = approval.from_env({approval.VAR: words})
-    return out
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:

@@ -26,14 +26,13 @@ REPLACEMENT = b"[REDACTED]"
 OP = "Memory-Op: redact"
 MIN_SPAN = 4  # `redact` refuses shorter strings; a shorter learned span is an alignment accident
 ATTEMPTS = 8  # candidate twins tried before giving up (each try walks the changed history)
-SIGNERS = "gpg.ssh.allowedSignersFile"
 ALLOW = "memory.allowRewrite"
 MAIN = "refs/heads/main"
 REFUSED = ("a history rewrite is refused: only `git memory redact` rewrites a memory's history; "
            "fetch, bring your commits onto the remote (git memory sync) and push again (a server "
            f"that must take other rewrites sets git config {ALLOW} true)")
 UNSIGNED = ("a redaction is refused here unless its record commit is signed by a key in "
-            f"{SIGNERS}: sign it (git commit --amend -S --no-edit on the record) and push again")
+            "gpg.ssh.allowedSignersFile: sign it (git commit --amend -S --no-edit on the record) and push again")
 _SKIPPED = ("gpgsig", "gpgsig-sha256", "mergetag")  # a rewrite can't keep a signature
 
 
@@ -282,12 +281,10 @@ def follow(cwd: str, record: str, olds: Sequence[str], stop: Sequence[str], env:
 
 def signed_as_required(cwd: str, record: str, env: dict[str, str] | None = None) -> bool:
     """Where the memory lists allowed signers, a redaction is a person's approval and
-    its record must carry a good signature by one of them (`%G?` is G)."""
-    res = git.run_light(["config", "--get", SIGNERS], cwd=cwd, env=env, check=False)
-    if res.code != 0 or not res.out.strip():
-        return True
-    shown = git.run_light(["log", "-1", "--format=%G?", record, "--"], cwd=cwd, env=env, check=False)
-    return shown.code == 0 and shown.out.strip() == "G"
+    its record must carry a good signature by one of them (gate/approved.py)."""
+    from gitmemfs.gate import approved
+
+    return not approved.signers_configured(cwd, env) or record in approved.verified(cwd, [record], env)
 
 
 def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str] | None = None

@@ -78,8 +78,9 @@ class MemoryServer:
     MCPServer would derive schemas with pydantic and import rich for its log handler:
     start-up a client waits for, for nothing we use.)"""
 
-    def __init__(self, memories: Memories):
+    def __init__(self, memories: Memories, *, adopt: bool = False):
         self.memories = memories
+        self.adopt = adopt  # commit files changed beside the server before a write (tools/outside.py)
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self.tool_list = tools.listing(memories.multi)
@@ -120,7 +121,7 @@ class MemoryServer:
                                                         f"{', '.join(tools.BY_NAME)}")
         grant = grant_of(ctx)
         result = await anyio.to_thread.run_sync(tools.call, spec, params.arguments, self.memories.multi,
-                                                lambda agent: self.memories.open(agent, grant))
+                                                lambda agent: self.memories.open(agent, grant), self.adopt)
         return CallToolResult.model_validate(result)
 
     async def _list_prompts(self, ctx: Any, params: Any) -> ListPromptsResult:
@@ -356,7 +357,7 @@ def is_loopback(host: str) -> bool:
 
 
 def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: str = "127.0.0.1",
-        port: int = 8765, tokens_file: str | None = None) -> int:
+        port: int = 8765, tokens_file: str | None = None, adopt: bool = False) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
     for var in approval.VARS:  # an agent's call approves nothing, whoever started the server
         os.environ.pop(var, None)
@@ -379,7 +380,7 @@ def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: s
                          "(or --tokens FILE with --root), and give it to clients as Authorization: Bearer <token>")
     # One plain line per message on stderr (the SDK logs only what is worth a warning).
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
-    server = MemoryServer(memories)
+    server = MemoryServer(memories, adopt=adopt)
     server.watcher.poll()  # the baseline: changes from here on are notified
     if http:
         origins = [o.strip() for o in (os.environ.get(ORIGINS_ENV) or "").split(",") if o.strip()]

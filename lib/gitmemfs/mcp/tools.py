@@ -224,7 +224,8 @@ def _search(repo: Repo, a: dict[str, Any]) -> Any:
     if not a["query"].strip():
         raise UsageError("memory search: 'query' must not be empty")
     return search(repo, a["query"], a.get("paths", []), regex=a.get("regex", False), where=a.get("where", "all"),
-                  rev=a.get("rev"), history=a.get("history", False), limit=a.get("limit", 20))
+                  rev=a.get("rev"), history=a.get("history", False), limit=a.get("limit", 20),
+                  lines=a.get("lines", 3), budget=a.get("budget"), pinned=a.get("pinned", "rank"))
 
 
 def _log(repo: Repo, a: dict[str, Any]) -> Any:
@@ -300,15 +301,19 @@ SPECS: tuple[Spec, ...] = (
          {"input": Arg("string", "The patch: *** Begin Patch, then *** Add File: PATH, *** Update File: PATH "
                                  "or *** Delete File: PATH sections, then *** End Patch", True),
           "reason": REASON}, False, _apply_patch, commits=True),
-    Spec("search", "Search committed memory: matching lines under each file's description, pinned files first, "
-         "then by relevance.",
-         {"query": Arg("string", "Words or a phrase (case-insensitive unless it has a capital letter)", True),
+    Spec("search", "Search committed memory: the best-matching files, each with its description and best lines. "
+         "Ask in words or as a question; word forms meet (moved, moving).",
+         {"query": Arg("string", "Words or a question (a regular expression with regex)", True),
           "paths": Arg("strings", "Only under these files or folders"),
           "regex": Arg("boolean", "The query is a regular expression"),
           "where": Arg("string", "Where to look (default all)", choices=("all", "body", "description", "path")),
           "rev": Arg("string", "Search the memory as it was at this commit"),
           "history": Arg("boolean", "Search every past version too: finds deleted and overwritten facts"),
-          "limit": Arg("integer", "Files shown (default 20)")},
+          "limit": Arg("integer", "Files shown (default 20)"),
+          "lines": Arg("integer", "Best lines shown per file, each with a line of context (default 3)"),
+          "budget": Arg("integer", "The whole answer in about this many tokens (default 4000)"),
+          "pinned": Arg("string", "Pinned files (already in your prompt): ranked on merit, first, or left out",
+                        choices=("rank", "first", "omit"))},
          True, _search, payload=True),
     Spec("log", "The memory's commits, newest first: when, who (agent, human or dream), what and why.",
          {"paths": Arg("strings", "Only commits touching these (one path is followed across renames)"),
@@ -354,11 +359,18 @@ def listing(multi: bool) -> list[dict[str, Any]]:
     return out
 
 
-def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | None], Repo]) -> dict[str, Any]:
-    """Run one tool call to its result; every failure is an isError result."""
+def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | None], Repo],
+         adopt: bool = False) -> dict[str, Any]:
+    """Run one tool call to its result; every failure is an isError result. `adopt`:
+    before a write, files changed beside the server are committed as their own commit."""
     try:
         args = check_args(spec, arguments, multi)
-        outcome = spec.run(open_repo(args.pop("agent", None)), args)
+        repo = open_repo(args.pop("agent", None))
+        if adopt and not spec.read_only:
+            from gitmemfs.tools import outside
+
+            outside.adopt(repo)
+        outcome = spec.run(repo, args)
     except MemfsError as exc:
         return failed(exc)
     except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary

@@ -30,10 +30,12 @@ _LETTA_PATH = re.compile(r"/v1/git/[^/]+/state\.git/?")
 class Auth:
     """The credentials for one remote: a token (or none) and its scheme."""
 
-    def __init__(self, token: str | None, scheme: str = "basic", source: str | None = None):
+    def __init__(self, token: str | None, scheme: str = "basic", source: str | None = None,
+                 headers: tuple[str, ...] = ()):
         self.token = token or None
         self.scheme = scheme
         self.source = source      # where the token came from, e.g. "$GIT_MEMORY_TOKEN"
+        self.headers = headers    # more http.extraHeader lines (Letta's backend choice)
         if self.token:
             redact.register_secret(self.token, basic_user=BASIC_USER if scheme == "basic" else None)
 
@@ -46,9 +48,10 @@ class Auth:
     def config(self) -> list[tuple[str, str]]:
         """Config for the git call. With a token, only our header is sent: inherited
         headers and credential helpers are reset so they cannot compete with it."""
+        extra = [("http.extraHeader", h) for h in self.headers]
         if not self.token:
-            return []
-        return [("credential.helper", ""), ("http.extraHeader", ""), ("http.extraHeader", self.header())]
+            return extra
+        return [("credential.helper", ""), ("http.extraHeader", ""), ("http.extraHeader", self.header()), *extra]
 
     def hint(self) -> str:
         """What to check when the server refuses the credentials."""
@@ -76,13 +79,27 @@ def configured_scheme() -> str | None:
     return res.out.strip() or None if res.code == 0 else None
 
 
+LETTA_BASE_VAR = "LETTA_MEMFS_BASE_URL"
+LETTA_BACKEND_VAR = "LETTA_MEMFS_BACKEND"
+LETTA_HOSTED_HEADER = "x-letta-memfs-backend: hosted"
+
+
 def letta_base(env: Mapping[str, str] | None = None) -> str:
+    """Where Letta's memory repositories live: ${LETTA_MEMFS_BASE_URL:-https://api.letta.com},
+    as Letta Code reads it. $LETTA_BASE_URL is not used: under Letta Desktop it names a
+    local API proxy, which must never be sent the key."""
     source = os.environ if env is None else env
-    return (source.get("LETTA_BASE_URL") or "").strip().rstrip("/") or LETTA_DEFAULT_BASE
+    return (source.get(LETTA_BASE_VAR) or "").strip().rstrip("/") or LETTA_DEFAULT_BASE
+
+
+def letta_headers(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """Letta's backend header: `x-letta-memfs-backend: hosted` when LETTA_MEMFS_BACKEND=hosted."""
+    source = os.environ if env is None else env
+    return (LETTA_HOSTED_HEADER,) if source.get(LETTA_BACKEND_VAR) == "hosted" else ()
 
 
 def letta_url(agent_id: str, env: Mapping[str, str] | None = None) -> str:
-    """The Letta memory repository of an agent: ${LETTA_BASE_URL}/v1/git/<id>/state.git."""
+    """The Letta memory repository of an agent: ${LETTA_MEMFS_BASE_URL}/v1/git/<id>/state.git."""
     if not _AGENT_ID.match(agent_id or ""):
         raise UsageError(f"--letta-agent: {agent_id!r} is not an agent id (letters, digits, '.', '_', '-')")
     return f"{letta_base(env)}/v1/git/{agent_id}/state.git"
@@ -103,7 +120,7 @@ def _origin(url: str) -> tuple[str, str, int | None, str] | None:
 
 def is_letta_url(url: str, env: Mapping[str, str] | None = None) -> bool:
     """A Letta agent's memory repository: `/v1/git/<id>/state.git` under
-    ${LETTA_BASE_URL:-https://api.letta.com}, same scheme, host and port. Any
+    ${LETTA_MEMFS_BASE_URL:-https://api.letta.com}, same scheme, host and port. Any
     other host with a Letta-looking path is not one (it must never get the key)."""
     here, base = _origin(url), _origin(letta_base(env))
     if here is None or base is None or here[:3] != base[:3]:
@@ -120,13 +137,15 @@ def for_remote(url: str, scheme: str | None = None, *, letta: bool | None = None
     source = os.environ if env is None else env
     scheme = valid_scheme(scheme)
     names = [TOKEN_VAR]
+    headers: tuple[str, ...] = ()
     if letta or (letta is None and is_letta_url(url, env)):
         names.insert(0, LETTA_TOKEN_VAR)
+        headers = letta_headers(env)
     for name in names:
         token = (source.get(name) or "").strip()
         if token:
-            return Auth(token, scheme, f"${name}")
-    return Auth(None, scheme)
+            return Auth(token, scheme, f"${name}", headers)
+    return Auth(None, scheme, headers=headers)
 
 
 def has_password(url: str) -> bool:

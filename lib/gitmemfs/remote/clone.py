@@ -2,6 +2,13 @@
 
 The network call goes through `network.Network` (credentials from `auth`,
 transient failures retried); a failed clone leaves nothing behind.
+
+The branch: `--branch NAME`, else the server's HEAD if it names a branch that
+exists, else `main`, else the only branch; with several and none of those, the
+clone is refused, naming them. A server made with a plain `git init --bare` (or
+by gitolite) keeps HEAD at `master` after `main` is pushed: git then clones an
+"empty" repository beside the real history, and the agent's first edit would
+start a second, unrelated memory.
 """
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import shutil
 import time
 from typing import Mapping
 
-from gitmemfs.core import git, writer
+from gitmemfs.core import git, oserrors, writer
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import redact
@@ -23,7 +30,8 @@ from gitmemfs.remote.sync import Notify, save_record
 
 def clone(url: str | None, directory: str | None = None, *, letta_agent: str | None = None,
           memory_dir: str | None = None, auth_scheme: str | None = None, layout: str | None = None,
-          env: Mapping[str, str] | None = None, notify: Notify | None = None) -> Outcome:
+          branch: str | None = None, env: Mapping[str, str] | None = None,
+          notify: Notify | None = None) -> Outcome:
     """Clone a memory repository, mark it, install the hooks. A failed clone leaves
     nothing behind; the token never touches the disk."""
     if bool(url) == bool(letta_agent):
@@ -34,6 +42,9 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     url = authmod.check_url(url)
     if auth_scheme is not None:
         auth_scheme = authmod.valid_scheme(auth_scheme, "--auth-scheme")
+    if branch is not None and (not branch or branch.startswith("-") or
+                               git.run_light(["check-ref-format", "--branch", branch], check=False).code):
+        raise UsageError(f"git memory clone: --branch {branch!r} is not a branch name")
     dest = _destination(url, directory, memory_dir, letta_agent, env)
     existed = _check_destination(dest)
     scheme = auth_scheme or authmod.configured_scheme()
@@ -45,9 +56,10 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
         _remove_contents(dest) if existed else shutil.rmtree(dest, ignore_errors=True)
 
     try:
-        net.run(["clone", "-q", "--origin", "origin", "--", url, dest], cwd=os.path.dirname(dest),
-                label="git memory clone", timeout=git.CLONE_TIMEOUT, before_retry=wipe)
-        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent, layout)
+        # No checkout yet: the branch is chosen once the remote's branches are known.
+        net.run(["clone", "-q", "--no-checkout", "--origin", "origin", "--", url, dest],
+                cwd=os.path.dirname(dest), label="git memory clone", timeout=git.CLONE_TIMEOUT, before_retry=wipe)
+        repo, note = _adopt_clone(dest, creds, auth_scheme, letta_agent, layout, branch, url)
     except BaseException:
         wipe()
         if created:
@@ -100,7 +112,7 @@ def _make_parent(dest: str) -> str | None:
     while not os.path.exists(probe):
         top = probe
         probe = os.path.dirname(probe)
-    os.makedirs(parent, exist_ok=True)
+    oserrors.make_folders(parent, "git memory clone")
     return top
 
 
@@ -114,7 +126,8 @@ def _remove_contents(folder: str) -> None:
 
 
 def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
-                 letta_agent: str | None, layout: str | None = None) -> tuple[Repo, str]:
+                 letta_agent: str | None, layout: str | None = None, branch: str | None = None,
+                 url: str = "") -> tuple[Repo, str]:
     found = describe_git_dir(dest)
     if found is None:
         raise MemfsError(f"git memory clone: git reported success but {dest} is not a repository")
@@ -129,12 +142,51 @@ def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
         settings["memory.layout"] = layout
     for key, value in settings.items():
         repo.git("config", "--local", key, value)
-    if repo.head() is None:
-        _track_unborn(repo)
+    chose = _check_out(repo, branch, url)
     repo.reload_config()
-    note = hooks.install_for_init(repo)
+    note = chose + hooks.install_for_init(repo)
     save_record(repo, last_fetch=time.time())
     return repo, note
+
+
+def _check_out(repo: Repo, wanted: str | None, url: str) -> str:
+    """Check out the branch the memory lives on (see the module doc); a note on how
+    it was chosen when the server's HEAD did not say."""
+    prefix = "refs/remotes/origin/"
+    names = sorted(r[len(prefix):] for r in repo.git("for-each-ref", "--format=%(refname)", prefix).lines()
+                   if r != prefix + "HEAD")
+    current = writer.status(repo)[1]
+    note = ""
+    if wanted is not None:
+        if wanted not in names:
+            listed = ", ".join(names) if names else "none: the repository is empty"
+            raise MemfsError(f"git memory clone: {redact(url)} has no branch {wanted} (its branches: {listed}); "
+                             "give one of them to --branch")
+        branch = wanted
+    elif not names:
+        _track_unborn(repo)
+        return ""
+    elif current in names:
+        branch = current           # the server's HEAD names this branch (or git guessed it)
+        if repo.git("rev-parse", "-q", "--verify", prefix + "HEAD", check=False).code != 0:
+            note = (f"; the server's HEAD names no branch that exists, so {branch} was checked out "
+                    f"(on the server: git symbolic-ref HEAD refs/heads/{branch})")
+    else:
+        if "main" in names:
+            branch = "main"
+        elif len(names) == 1:
+            branch = names[0]
+        else:
+            raise MemfsError(f"git memory clone: the server's HEAD names no branch that exists"
+                             f"{f' ({current})' if current else ''}, and it has several: {', '.join(names[:20])}; "
+                             "choose one with --branch NAME")
+        note = (f"; the server's HEAD names {current or 'no branch'}, which does not exist, so {branch} was "
+                f"checked out (on the server: git symbolic-ref HEAD refs/heads/{branch})")
+    if current and current != branch:
+        repo.git("config", "--local", "--remove-section", f"branch.{current}", check=False)
+    # -B: the branch git made for the server's HEAD, or a new one; the work tree is empty.
+    repo.git("checkout", "-q", "--no-guess", "-B", branch, "--track", f"origin/{branch}")
+    return note
 
 
 def _track_unborn(repo: Repo) -> None:

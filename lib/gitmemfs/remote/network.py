@@ -33,6 +33,12 @@ _HOST = re.compile(r"could not resolve host|could not resolve hostname|name or s
 _CONNECT = re.compile(r"failed to connect|couldn't connect|connection refused|no route to host", re.I)
 _BAD_URL = re.compile(r"unsupported protocol|url using bad/illegal format|protocol '[^']*' is not supported|"
                       r"transport '[^']*' not allowed|unable to find remote helper|malformed", re.I)
+# What a server says reaches us as `remote: ` lines (git's sideband); terminal control
+# sequences in them are the server's, not ours to replay on a user's terminal.
+_REMOTE = re.compile(r"^remote: ?(.*)$")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+REMOTE_LINES_MAX = 20
+REMOTE_LINE_CHARS = 300
 _TRANSIENT = re.compile(r"rpc failed|remote end hung up|connection reset|empty reply from server|timed out|"
                         r"operation too slow|early eof|unexpected disconnect|transfer closed with", re.I)
 
@@ -68,14 +74,31 @@ def classify(err: GitError) -> Failure:
     return Failure("other", http)
 
 
+def remote_lines(stderr: str) -> list[str]:
+    """The server's own words in git's output: its `remote: ` lines, without terminal
+    controls or blank lines, each redacted and bounded (at most 20 of 300 characters)."""
+    found = []
+    for raw in stderr.replace("\r", "\n").splitlines():
+        match = _REMOTE.match(raw)
+        if not match:
+            continue
+        line = _CONTROL.sub("", match.group(1)).strip()
+        if line:
+            found.append(redact(line)[:REMOTE_LINE_CHARS])
+    if len(found) > REMOTE_LINES_MAX:
+        found = found[:REMOTE_LINES_MAX - 1] + [f"(and {len(found) - REMOTE_LINES_MAX + 1} more lines)"]
+    return found
+
+
 class RemoteError(MemfsError):
     """A network git command failed for good; `kind` says why (see `classify`)."""
 
-    def __init__(self, message: str, failure: Failure, tries: int):
+    def __init__(self, message: str, failure: Failure, tries: int, remote: list[str] | None = None):
         super().__init__(message, details={"error_kind": failure.kind, "http_status": failure.http,
-                                           "tries": tries})
+                                           "tries": tries, "remote_lines": remote or []})
         self.failure = failure
         self.tries = tries
+        self.remote = remote or []
 
 
 def explain(label: str, url: str, err: GitError, failure: Failure, auth: Auth, *,
@@ -88,7 +111,7 @@ def explain(label: str, url: str, err: GitError, failure: Failure, auth: Auth, *
     elif kind == "forbidden":
         text = f"access to {where} is denied{http}; check that the token may {action} this repository"
     elif kind == "not_found":
-        extra = " (the agent id and $LETTA_BASE_URL)" if is_letta_url(url) else ""
+        extra = " (the agent id and $LETTA_MEMFS_BASE_URL)" if is_letta_url(url) else ""
         text = f"no repository at {where}{http}; check the URL{extra}"
     elif kind == "host":
         text = f"unknown host in {where}; check the URL and your network"
@@ -100,7 +123,10 @@ def explain(label: str, url: str, err: GitError, failure: Failure, auth: Auth, *
         text = f"{where} kept failing after {tries} tries ({_detail(err)}); try again later"
     else:
         text = str(err)
-    return RemoteError(f"{label}: {text}", failure, tries)
+    said = remote_lines(err.stderr)
+    if said:
+        text += "; the server said: " + " | ".join(said)
+    return RemoteError(f"{label}: {text}", failure, tries, said)
 
 
 def _detail(err: GitError) -> str:
@@ -147,8 +173,10 @@ class Network:
         for attempt in range(1, self.tries + 1):
             try:
                 with Waiting(label, self.notify if self._notify_set else None):
-                    res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
-                                  check=False)
+                    # posix_spawn in a session of its own, as sh would: a timeout ends
+                    # git's helpers too, and a sync does not pay for importing sh.
+                    res = git.run_light(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
+                                        check=False, session=True)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

@@ -9,6 +9,13 @@ refs/memory/backup/<utc>: rebased when they are a straight line, merged when
 they hold merges (a dream's `merge(dream)` commit and its trailers must survive,
 and so must the ids the dream state refers to). The result is checked with the
 shared validator and pushed; a rebase or merge that conflicts changes nothing.
+
+Many agents share one server: a push refused because the remote moved meanwhile
+(or because another push held the branch's lock) is tried again, with jittered
+exponential backoff, until it lands or the deadline passes (memory.syncDeadline,
+60 s by default): fetch, replay on the new tip, check, push. Every refusal
+carries the server's own `remote:` lines. A history that shares no commit with
+the remote's is never pushed: that would split one memory in two.
 """
 from __future__ import annotations
 
@@ -19,12 +26,13 @@ import time
 from typing import Any, Callable, Mapping
 
 from gitmemfs.core import git, rules, writer
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.redact import redact
 from gitmemfs.core.repo import Repo
 from gitmemfs.gate import check
 from gitmemfs.remote import auth as authmod
-from gitmemfs.remote.network import Network, RemoteError
+from gitmemfs.remote.backoff import Backoff
+from gitmemfs.remote.network import Network, RemoteError, remote_lines
 
 Notify = Callable[[str], None]
 SYNC_RECORD = "memory-sync.json"
@@ -34,7 +42,18 @@ BACKUP_PREFIX = "refs/memory/backup/"
 
 SKIPPED, CONFLICT, DIRTY, CLEAN, PULLED, PUSHED = "skipped", "conflict", "dirty", "clean", "pulled", "pushed"
 PUSH_FAILED, FETCH_FAILED, CHECK_FAILED = "push_failed", "fetch_failed", "check_failed"
+UNRELATED = "unrelated"
 DONE_STATES = (SKIPPED, CLEAN, PULLED, PUSHED)
+
+DEADLINE_KEY = "memory.syncDeadline"
+DEADLINE = 60.0            # seconds a sync may keep retrying a push the remote's movement refused
+# Rejections that mean "the remote moved after our fetch": fetch, replay, push again.
+MOVED = frozenset({"fetch first", "non-fast-forward", "stale info"})
+# Rejections that may mean another push held or moved the branch as ours landed; the
+# server's lines tell contention ("is at X but expected Y", a held lock) from a real fault.
+LOCKED = frozenset({"failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value provided",
+                    "failed to write", "reference already exists"})
+CONTENTION_WORDS = ("but expected", "file exists", "unable to lock", "incorrect old value")
 
 
 class SyncResult:
@@ -49,6 +68,7 @@ class SyncResult:
             "branch": None, "upstream": None, "ahead": None, "behind": None, "pushed": [],
             "pulled": 0, "rebased": False, "merge_commit": None, "backup_ref": None, "conflicts": [], "dirty": [],
             "encoding_issues": [], "problems": [], "error": None, "retries": 0,
+            "remote_lines": [], "push_attempts": 0, "rejections": {},
         }
         self.fields.update(fields)
 
@@ -96,28 +116,57 @@ def tracking_ref(refspecs: list[str], merge: str) -> str | None:
     return None
 
 
-def sync(repo: Repo, *, env: Mapping[str, str] | None = None, notify: Notify | None = None) -> SyncResult:
+def deadline_of(repo: Repo, given: float | None = None) -> float:
+    """How long a sync keeps retrying a push the remote's movement refused: `given`
+    (--deadline), else memory.syncDeadline, else 60 s."""
+    if given is not None:
+        if not given > 0:
+            raise UsageError("git memory sync: --deadline must be a number of seconds above 0")
+        return float(given)
+    raw = repo.cfg(DEADLINE_KEY)
+    if raw is None or not raw.strip():
+        return DEADLINE
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise UsageError(f"{DEADLINE_KEY} is {raw!r}; give seconds above 0 (git config {DEADLINE_KEY} 60)")
+    return value
+
+
+def sync(repo: Repo, *, env: Mapping[str, str] | None = None, notify: Notify | None = None,
+         deadline: float | None = None) -> SyncResult:
     """Fetch, then bring the branch and its upstream together (DESIGN §7)."""
+    seconds = deadline_of(repo, deadline)
     with repo.lock():
         writer.recover(repo)
-        result = _Sync(repo, env, notify).run()
+        now = time.time()
+        job = _Sync(repo, env, notify, seconds, Backoff(load_record(repo).get("contention"), now))
+        result = job.run()
         save_record(repo, last_sync={"state": result.state, "time": time.time(),
-                                      "error": result.fields.get("error")})
+                                      "error": result.fields.get("error")},
+                    contention=job.backoff.record(time.time()))
     return result
 
 
 class _Sync:
-    def __init__(self, repo: Repo, env: Mapping[str, str] | None, notify: Notify | None):
+    def __init__(self, repo: Repo, env: Mapping[str, str] | None, notify: Notify | None,
+                 deadline: float = DEADLINE, backoff: Backoff | None = None):
         self.repo = repo
+        self.backoff = backoff or Backoff()
         self.env = env
         self.notify = notify
+        self.deadline = deadline
+        self.started = time.monotonic()
+        self.attempts = 0                     # pushes tried
+        self.rejections: dict[str, int] = {}  # why the remote refused them, counted
         self.net: Network | None = None
         self.up: _Upstream | None = None
         self.branch: str | None = None
         self.backup: str | None = None        # the head before sync moved it (a ref)
         self.rebased = False                  # HEAD is the local commits rebased onto the remote
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
-        self.integrated = 0                   # times the local commits were brought onto the remote
         self.moved: str | None = None         # the line saying sync moved onto a redacted history
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
@@ -132,6 +181,8 @@ class _Sync:
         fields.setdefault("backup_ref", self.backup)
         fields.setdefault("rebased", self.rebased)
         fields.setdefault("merge_commit", self.merge_commit)
+        fields["push_attempts"] = self.attempts
+        fields["rejections"] = dict(self.rejections)
         return SyncResult(state, f"{self.moved} {message}" if self.moved else message, **fields)
 
     def run(self) -> SyncResult:
@@ -156,6 +207,8 @@ class _Sync:
                                         f"origin/{branch}.")
         creds = authmod.for_remote(self.up.url, repo.cfg("memory.authScheme"), env=self.env)
         self.net = Network(self.up.url, creds, notify=self.notify)
+        if self.backoff.busy and not dirty and counts(repo, self.up.tracking)[0]:
+            time.sleep(self.backoff.first())   # others pushed lately: do not all fetch at once
         failed = self.fetch()
         if failed is not None:
             return failed
@@ -180,11 +233,43 @@ class _Sync:
             return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
                                pulled=behind)
         assert head is not None
+        refused = self.unrelated()
+        if refused is not None:
+            return refused
         if behind:  # the remote moved: bring the local commits onto it before pushing
             failed = self.integrate(head)
             if failed is not None:
                 return failed
         return self.push(head)
+
+    def unrelated(self) -> SyncResult | None:
+        """Refuse a history that shares no commit with the remote's: pushed, it would
+        make a second memory beside the first (a clone that missed the server's
+        branch, an init made in the wrong place)."""
+        assert self.up is not None
+        tip = self.tracking_sha()
+        if tip is not None:
+            if self.repo.git("merge-base", "HEAD", tip, check=False).code == 0:
+                return None
+            theirs = [self.up.name]
+        else:  # the branch is new on the remote: fine, unless the remote holds another memory
+            theirs = self.remote_branches()
+            refs = [f"refs/remotes/{self.up.remote}/{name}" for name in theirs]
+            if not refs or any(self.repo.git("merge-base", "HEAD", ref, check=False).code == 0 for ref in refs):
+                return None
+            theirs = [f"{self.up.remote}/{name}" for name in theirs]
+        shown = ", ".join(theirs[:10])
+        return self.result(UNRELATED, f"Refusing to push: {self.branch} shares no commit with {shown} on "
+                                      f"{redact(self.up.url)}, so pushing it would split the memory in two. "
+                                      "Clone the server's memory (git memory clone URL --branch NAME) and "
+                                      "make the edits there; to publish this history as a separate branch "
+                                      f"anyway, git push -u {self.up.remote} {self.branch}.")
+
+    def remote_branches(self) -> list[str]:
+        assert self.up is not None
+        prefix = f"refs/remotes/{self.up.remote}/"
+        names = self.repo.git("for-each-ref", "--format=%(refname)", prefix).lines()
+        return sorted(n[len(prefix):] for n in names if n != prefix + "HEAD")
 
     def tracking_sha(self) -> str | None:
         assert self.up is not None
@@ -224,32 +309,62 @@ class _Sync:
                                          "sync again.", problems=[p.as_dict() for p in report.problems])
 
     def push(self, head: str) -> SyncResult:
+        """Check and push; while the remote's movement is why a push is refused, wait
+        (jittered, growing), fetch, replay our commits on the new tip and try again,
+        until it lands or the deadline passes. Never a force push."""
         assert self.up is not None and self.net is not None
-        base = self.tracking_sha()
-        refused = self.check_range(base)
-        if refused is not None:
-            return refused
-        commits = self.repo.git("rev-list", "--reverse", f"{base}..HEAD" if base else "HEAD").lines()
-        refspec = f"refs/heads/{self.branch}:{self.up.merge}"
-        try:
-            res = self.net.run(["push", "--porcelain", self.up.remote, refspec], cwd=self.repo.root,
-                               label="git memory sync: push", action="push to", accept=_push_answered)
-        except RemoteError as exc:
-            return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
-                               error=exc.message)
-        rejected = _rejection(res)
-        if rejected is None:
-            return self.result(PUSHED, self.pushed_message(len(commits)), pushed=commits)
-        if rejected in ("fetch first", "non-fast-forward") and self.integrated < 2:
-            # The remote moved after our fetch: fetch again, bring our commits onto it, retry.
-            failed = self.fetch() or self.integrate(head)
+        while True:
+            base = self.tracking_sha()
+            refused = self.check_range(base)
+            if refused is not None:
+                return refused
+            commits = self.repo.git("rev-list", "--reverse", f"{base}..HEAD" if base else "HEAD").lines()
+            refspec = f"refs/heads/{self.branch}:{self.up.merge}"
+            self.attempts += 1
+            try:
+                res = self.net.run(["push", "--porcelain", self.up.remote, refspec], cwd=self.repo.root,
+                                   label="git memory sync: push", action="push to", accept=_push_answered)
+            except RemoteError as exc:
+                return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
+                                   error=exc.message, remote_lines=exc.remote)
+            rejected = _rejection(res)
+            if rejected is None:
+                self.backoff.landed()
+                return self.result(PUSHED, self.pushed_message(len(commits)), pushed=commits)
+            said = remote_lines(res.err)
+            self.rejections[rejected] = self.rejections.get(rejected, 0) + 1
+            if not _contended(rejected, said):
+                return self.refused(rejected, said)
+            wait = self.backoff.refused()
+            left = self.deadline - (time.monotonic() - self.started)
+            if wait >= left:
+                return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the branch stayed busy for "
+                                                f"{self.deadline:g}s (other pushes kept landing or held its lock; "
+                                                f"{self.attempts} push(es) refused, last: {rejected}); your "
+                                                "commits are kept locally. Run git memory "
+                                                f"sync again (or allow longer: git config {DEADLINE_KEY} "
+                                                "SECONDS)." + _said(said),
+                                   error=f"rejected: {rejected}", remote_lines=said)
+            time.sleep(wait)
+            failed = self.fetch()
             if failed is not None:
                 return failed
-            return self.push(head)
-        why = ("the remote moved again while syncing; run git memory sync again"
-               if rejected in ("fetch first", "non-fast-forward") else f"the remote refused it ({rejected})")
-        return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: {why}. Your commits are kept locally.",
-                           error=f"rejected: {rejected}")
+            ahead, behind = counts(self.repo, self.up.tracking)
+            if ahead == 0:  # what we pushed is there already (an earlier try landed after all)
+                self.backoff.landed()
+                self.repo.git("merge", "--ff-only", "-q", self.tracking_sha() or "")
+                return self.result(PUSHED, self.pushed_message(len(commits)), pushed=commits)
+            if behind:
+                failed = self.unrelated() or self.integrate(head)
+                if failed is not None:
+                    return failed
+
+    def refused(self, rejected: str, said: list[str]) -> SyncResult:
+        """The server refused the push for a reason of its own: say it in its words."""
+        assert self.up is not None
+        return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the remote refused it ({rejected}). "
+                                        "Your commits are kept locally." + _said(said),
+                           error=f"rejected: {rejected}", remote_lines=said)
 
     def pushed_message(self, count: int) -> str:
         assert self.up is not None
@@ -276,7 +391,6 @@ class _Sync:
                                             "are kept locally.", error="rejected: no tracking ref")
         if self.backup is None:
             self.backup = backup_ref(self.repo, head)
-        self.integrated += 1
         merges = self.repo.git("rev-list", "--count", "--merges", f"{onto}..HEAD").out.strip()
         if merges != "0":
             return self.merge_onto(onto)
@@ -336,6 +450,20 @@ class _Sync:
                                      f"{backup}). Resolve by hand: git pull --rebase, fix the files, "
                                      "git rebase --continue, then git memory sync.",
                            conflicts=conflicts)
+
+
+def _contended(rejected: str, said: list[str]) -> bool:
+    """A refusal caused by other pushes (worth replaying and retrying), not a verdict."""
+    if rejected in MOVED:
+        return True
+    if rejected not in LOCKED:
+        return False
+    text = " ".join(said).lower()
+    return any(word in text for word in CONTENTION_WORDS) and "permission denied" not in text
+
+
+def _said(lines: list[str]) -> str:
+    return (" The server said: " + " | ".join(lines)) if lines else ""
 
 
 def _push_answered(res: git.Result) -> bool:

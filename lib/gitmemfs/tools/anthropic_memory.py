@@ -233,7 +233,11 @@ class AnthropicMemory:
                 return text.encode("utf-8")
             except FrontmatterError:
                 pass
-        return memfile.render(generated(rel), text).encode("utf-8")
+        # In the layout's own shape: letta-root's name and description, no frontmatter in
+        # a MEMORY.md index (as Letta writes them; the system/ layout's description alone).
+        from gitmemfs.core import layout as layouts
+
+        return layouts.render_new(layouts.of_repo(self.repo)[0], rel, generated(rel), text).encode("utf-8")
 
     def refuse_read_only(self, data: bytes | None, path: str, verb: str) -> None:
         if data is not None and rules.is_protected(data):

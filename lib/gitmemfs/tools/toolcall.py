@@ -12,11 +12,10 @@ The answer is always one object: {"ok": true, "message", "commit", "paths"} or
 """
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Callable
 
-from gitmemfs.core import approval
+from gitmemfs.core import approval, jsoninput
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
@@ -28,10 +27,9 @@ LETTA_COMMANDS = ("create", "str_replace", "insert", "delete", "rename", "update
 
 def parse_payload(text: str) -> dict[str, Any]:
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"git memory call: input is not valid JSON: {exc.msg} at line {exc.lineno} "
-                         f"column {exc.colno}") from None
+        obj = jsoninput.loads(text)
+    except jsoninput.JSONInputError as exc:
+        raise UsageError(f"git memory call: input is not valid JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise UsageError("git memory call: expected a JSON object with the tool call's arguments")
     return obj

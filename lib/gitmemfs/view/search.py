@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.revision import resolve
+from gitmemfs.core.revision import resolve_with_tree
 from gitmemfs.core.snapshot import is_hidden, parse_batch, parse_ls_tree
 from gitmemfs.view import regexbound, searchindex
 from gitmemfs.view.tokens import estimate
@@ -181,7 +181,8 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
         raise UsageError("search: give a non-empty QUERY, e.g. git memory search 'phone number'")
     if "\n" in query or "\0" in query:
         raise UsageError("search: QUERY must be one line")
-    sha = resolve(repo, rev)
+    found_rev = resolve_with_tree(repo, rev)
+    sha, tree = found_rev if found_rev else (None, None)
     mode = "regex" if regex else "ranked"
     total: int | None = None
     if sha is None:
@@ -195,7 +196,8 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
     elif history:
         found = _words_history(repo, Query(query), sha, specs, where)
     else:
-        ranked = _ranked(repo, Query(query), sha, specs, where, pinned)
+        assert tree is not None
+        ranked = _ranked(repo, Query(query), tree, specs, where, pinned)
         if ranked is None:
             mode, found = "literal", _literal_tree(repo, query, sha, specs, where)
         else:
@@ -302,12 +304,11 @@ class Query:
 
 # -- ranked, at one revision ----------------------------------------------------------------
 
-def _ranked(repo: Repo, q: Query, sha: str, specs: list[str], where: str,
+def _ranked(repo: Repo, q: Query, tree: str, specs: list[str], where: str,
             pinned: str) -> tuple[list[FileHits], int] | None:
-    """Files ranked by the index at `sha`'s tree; None when the query has no word."""
+    """Files ranked by the index at `tree`; None when the query has no word."""
     if not q.words:
         return None
-    tree = repo.git("rev-parse", "--verify", sha + "^{tree}").out.strip()  # sha: a commit id
     index = searchindex.Index.open(repo)
     try:
         con = index.at(tree).con

@@ -144,6 +144,7 @@ class Plan:
         if rel in self.last:
             raise fail(f"cannot delete {rel}: it was {self.earlier(rel)}; a patch may only follow an "
                        "Add or Update of a file with Updates of it")
+        self.index_stays(rel)
         if rules.is_protected(data):
             raise fail(f"{rel} is read_only and cannot be modified")
         self.put(rel, None, "deleted", op.line)
@@ -157,6 +158,8 @@ class Plan:
         text = decode(self.root, src, data)
         if dst != src:
             self.jail(dst)
+            self.index_stays(src)
+            self.index_stays(dst)
             if self.exists(dst):
                 protected = " and is read_only" if rules.is_protected(self.current(dst)) else ""
                 raise fail(f"cannot move {src} to {dst}: the destination already exists{protected}")
@@ -166,6 +169,11 @@ class Plan:
         if dst != src:
             self.put(src, None, f"moved to {dst}", op.line)
         self.put(dst, text.encode(), "updated" if dst == src else f"moved from {src}", op.line)
+
+    def index_stays(self, rel: str) -> None:
+        """Letta's rule for its patch tool in a root-index memory: indexes stay where they are."""
+        if self.layout == layouts.ROOT and layouts.is_index(rel):
+            raise fail(f"MEMORY.md indexes cannot be deleted or moved ({rel})")
 
     def readable(self, rel: str, *, for_update: bool = False) -> bytes:
         """The current bytes of a file the operation needs, or the upstream error."""

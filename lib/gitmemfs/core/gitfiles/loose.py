@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-from gitmemfs.core import git, index
+from gitmemfs.core import git
+from gitmemfs.core.gitfiles import index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -56,22 +57,18 @@ def read_loose(objects: str, oid: str) -> bytes | None:
 
 
 def warm() -> None:
-    """Import now what reading a loose object needs (zlib, SHA-1): called while git
-    works on the diff, these ~0.5 ms cost nothing."""
+    """Import now what reading a loose object needs (zlib, hashlib): called while
+    git works on the diff, on the other core, so the imports cost the hook little."""
+    import hashlib  # noqa: F401
     import zlib  # noqa: F401
-    try:
-        import _sha1  # noqa: F401
-    except ImportError:  # pragma: no cover - a Python built without it
-        pass
 
 
 def _hash(raw: bytes, width: int) -> str:
-    # The C modules, not hashlib: hashlib imports OpenSSL (~10 ms).
-    if width == 40:
-        from _sha1 import sha1
-        return sha1(raw).hexdigest()
-    from _sha256 import sha256
-    return sha256(raw).hexdigest()
+    """The object id of `raw` (header and data) in a SHA-1 (40) or SHA-256 (64)
+    repository."""
+    import hashlib
+
+    return (hashlib.sha1 if width == 40 else hashlib.sha256)(raw).hexdigest()
 
 
 class Reader:
@@ -86,7 +83,7 @@ class Reader:
         self._staged: Staged | None = None
 
     def know_staged(self, changed: Iterable[str], oid_size: int) -> None:
-        """Let `:path` and `HEAD:path` be looked up in the index file (core/index.py):
+        """Let `:path` and `HEAD:path` be looked up in the index file (core/gitfiles/index.py):
         `changed` is every path the staged diff against HEAD lists, so a path not
         among them, nor under one of them, is the same in HEAD as in the index."""
         if self.objects is not None:

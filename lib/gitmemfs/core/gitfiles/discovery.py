@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 
-from gitmemfs.core import gitconfig
+from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

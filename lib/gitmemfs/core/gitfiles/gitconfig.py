@@ -27,8 +27,10 @@ _MOVED = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_CONFIG")
 _SPACE = " \t"  # C's isspace, less the newline that ends a line (\r \v \f are left to git)
 _KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
 _SECTION_CHARS = _KEY_CHARS  # '.' (the old `[section.sub]` form) is left to git
-# Where a git at /usr/bin/git (a distribution's) reads its system settings.
-_DISTRIBUTION_GIT = "/usr/bin/git"
+# A distribution's git (built for prefix /usr, so its system settings are in
+# /etc/gitconfig): /usr/bin/git, and its copy in the exec path that `git memory`
+# finds first, as git puts GIT_EXEC_PATH at the head of PATH for a subcommand.
+_DISTRIBUTION_GITS = ("/usr/bin/git", "/usr/lib/git-core/git", "/usr/libexec/git-core/git")
 _SYSTEM_FILE = "/etc/gitconfig"
 
 
@@ -71,7 +73,7 @@ def _files(git_dir: str, env: Mapping[str, str]) -> list[str]:
     if not _env_bool(env, "GIT_CONFIG_NOSYSTEM"):
         system = env.get("GIT_CONFIG_SYSTEM")
         if system is None:
-            system = _SYSTEM_FILE if _git_binary(env) == _DISTRIBUTION_GIT else ""
+            system = _SYSTEM_FILE if _git_binary(env) in _DISTRIBUTION_GITS else ""
         if not system:
             raise Unsure("where this git keeps its system settings")
         files.append(system)
