@@ -111,7 +111,9 @@ def test_rewriting_history_cannot_drop_a_read_only_file(client: Path, server: Pa
     git("commit", "-q", "-m", "rewritten", cwd=client)
     stderr = push_refused(client, server, "--force", "main")
     assert "system/rules.md: file is read_only and cannot be deleted" in stderr
-    # A force push that leaves read_only files alone is fine.
+    assert "a history rewrite is refused" in stderr
+    # Even one that leaves read_only files alone: the history is the memory, and only
+    # `git memory redact` rewrites it (a verified redaction; tests/test_redact_remote.py).
     git("reset", "-q", "--hard", "origin/main", cwd=client)
     write(client, "system/contacts.md", memfile("People I know", "Sarah\n"))
     git("add", "-A", cwd=client)
@@ -120,9 +122,18 @@ def test_rewriting_history_cannot_drop_a_read_only_file(client: Path, server: Pa
     write(client, "system/contacts.md", memfile("People I know", "Sarah and Tom\n"))
     git("add", "-A", cwd=client)
     git("commit", "-q", "--amend", "-m", "amended", cwd=client)
+    stderr = push_refused(client, server, "--force", "main")
+    assert "remote: refs/heads/main: a history rewrite is refused: only `git memory redact`" in stderr
+    # A server that allows rewrites takes it, still judged tip to tip as before.
+    git("config", "memory.allowRewrite", "true", cwd=server)
     proc = git("push", "--force", "origin", "main", cwd=client, check=False)
     assert proc.returncode == 0, proc.stderr
     assert ref(server, "main") == head(client)
+    git("reset", "-q", "--hard", "HEAD~1", cwd=client)
+    git("rm", "-q", "system/rules.md", cwd=client)
+    git("commit", "-q", "--no-verify", "-m", "rewritten without the rules", cwd=client)
+    stderr = push_refused(client, server, "--force", "main")
+    assert "system/rules.md: file is read_only and cannot be deleted" in stderr
 
 
 def crafted_merge(repo: Path) -> str:

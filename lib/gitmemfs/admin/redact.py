@@ -47,7 +47,7 @@ APPROVED = "Memory-Approved"  # the person's approval, as protect records it
 
 def read_texts(data: str) -> list[str]:
     """The strings to redact: one per line (a trailing CR dropped), blank lines skipped."""
-    out = []
+    out: list[str] = []
     for line in data.split("\n"):
         line = line[:-1] if line.endswith("\r") else line
         if not line.strip():
@@ -176,11 +176,11 @@ def _dream_running(repo: Repo) -> bool:
 
 def _redact_locked(repo: Repo, texts: list[str], paths: list[str], *, dry_run: bool,
                    reason: str | None) -> Outcome:
-    dirty = repo.git("status", "--porcelain", "-z", "--untracked-files=all").zsplit()
-    if dirty:
-        raise MemfsError("redact: the work tree has uncommitted changes; commit or discard them first")
     state_path = os.path.join(repo.git_dir, STATE)
     pending = _load(state_path)
+    dirty = repo.git("status", "--porcelain", "-z", "--untracked-files=all").zsplit()
+    if dirty and not _interrupted_checkout(repo, pending, dirty):
+        raise MemfsError("redact: the work tree has uncommitted changes; commit or discard them first")
     found = scan(repo, texts, paths)
     if dry_run:
         return _report(found, dry_run=True)
@@ -190,7 +190,8 @@ def _redact_locked(repo: Repo, texts: list[str], paths: list[str], *, dry_run: b
         salt = os.urandom(16).hex()
         pending = {"salt": salt, "texts": [_salted(salt, t) for t in texts],
                    "paths": [_salted(salt, p) for p in paths], "versions": len(found.versions),
-                   "commits": len(found.commits), "occurrences": found.occurrences, "rewritten": False}
+                   "commits": len(found.commits), "occurrences": found.occurrences, "rewritten": False,
+                   "head": repo.git("rev-parse", "HEAD").out.strip()}
         _save(state_path, pending)
     remotes = repo.git("config", "--get-regexp", r"^(remote|branch)\.", check=False).lines()
     if found.commits or found.versions:
@@ -206,6 +207,20 @@ def _redact_locked(repo: Repo, texts: list[str], paths: list[str], *, dry_run: b
         "had changed.", extra={"dry_run": False, "resumed": True})
     out.commit = commit
     return out
+
+
+def _interrupted_checkout(repo: Repo, pending: dict[str, Any] | None, dirty: list[str]) -> bool:
+    """git-filter-repo moves the refs, then checks the new HEAD out: a kill in between
+    leaves the old version's files over the new HEAD. When the work tree is exactly
+    the tree HEAD had when this redaction began (nothing untracked), that difference is
+    ours, and the new HEAD is checked out; anything else is the person's, and stays."""
+    old = (pending or {}).get("head")
+    if not old or any(entry.startswith("??") for entry in dirty):
+        return False
+    if repo.git("diff-index", "--quiet", str(old), "--", check=False).code != 0:
+        return False
+    repo.git("reset", "-q", "--hard", "HEAD")
+    return True
 
 
 def _path(raw: str) -> str:
@@ -291,8 +306,10 @@ def _clean_up(repo: Repo) -> None:
         for run in os.listdir(runs):
             shutil.rmtree(os.path.join(runs, run, "git"), ignore_errors=True)
     repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    repo.git("-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "--prune=now",
-             "--quiet", timeout=3600)
+    # No commit-graph: a kill while gc wrote one leaves its lock, and every later gc
+    # would fail on it; the graph is only a speed-up, rebuilt by git's own maintenance.
+    repo.git("-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "-c", "gc.writeCommitGraph=false",
+             "gc", "--prune=now", "--quiet", timeout=3600)
 
 
 def _record(repo: Repo, pending: dict[str, Any], reason: str | None) -> str:
@@ -304,7 +321,9 @@ def _record(repo: Repo, pending: dict[str, Any], reason: str | None) -> str:
                  "Memory-Op: redact", f"{APPROVED}: redact"]
     subject = (reason or "").strip() or "Redact what must be forgotten from every version"
     message = subject + "\n\n" + "\n".join(trailers) + "\n"
-    repo.git("commit", "--allow-empty", "-q", "-F", "-", input=message)
+    # Our git runner turns signing off for every commit; the person's own setting wins here.
+    sign = ["-S"] if repo.cfg_bool("commit.gpgsign") else []
+    repo.git("commit", "--allow-empty", "-q", *sign, "-F", "-", input=message)
     return repo.git("rev-parse", "HEAD").out.strip()
 
 

@@ -706,26 +706,32 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     and every moved ref also tip to tip, old against new: whatever the history in
     between looks like (a force push, a merge whose first parent is an old commit),
     the new tip cannot have dropped or altered a read_only file of the old one.
-    Deleted refs and non-commit objects are not checked.
+    A move that is not a fast-forward must be a verified redaction (gate/redaction.py),
+    judged from the old tip's redacted twin; another rewrite of main is refused unless
+    `memory.allowRewrite` is true. Deleted refs and non-commit objects are not checked.
     """
     news = []
     moves = []
     refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
                if ref.startswith("refs/replace/") and new not in ZERO]
-    for old, new, _ref in updates:
+    for old, new, ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
         news.append(new)
         if old not in ZERO and _is_commit(cwd, old, env):
-            moves.append((old, new))
+            moves.append((old, new, ref))
     if not news:
         return Report("push", refused, 0, 0)
+    # Only a verified redaction rewrites history; it is judged from the old tip's twin.
+    from gitmemfs.gate import redaction
+    judged, twins, rewrites = redaction.judge_moves(cwd, moves, env)
+    refused += rewrites
     # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
     # trailers where the memory has allowed signers, never the pusher's environment then.
-    report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all"], scope, env)
+    report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all", *twins], scope, env)
     report.mode = "push"
     report.problems[:0] = refused
-    for old, new in dict.fromkeys(moves):
+    for old, new in dict.fromkeys(judged):
         res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev",
                              old, new, "--"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))

@@ -8,4 +8,6 @@
     backoff.py  how long a sync waits before pushing again on a busy branch
     status.py   git memory status
     mirror.py   the post-commit mirror push and git memory mirror
+    redacted.py  redact --push: the one force push, with a lease
+    redaction_sync.py  sync moves a clone onto its remote's redacted history
 """

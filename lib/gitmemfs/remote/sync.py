@@ -167,6 +167,7 @@ class _Sync:
         self.backup: str | None = None        # the head before sync moved it (a ref)
         self.rebased = False                  # HEAD is the local commits rebased onto the remote
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
+        self.moved: str | None = None         # the line saying sync moved onto a redacted history
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -182,7 +183,7 @@ class _Sync:
         fields.setdefault("merge_commit", self.merge_commit)
         fields["push_attempts"] = self.attempts
         fields["rejections"] = dict(self.rejections)
-        return SyncResult(state, message, **fields)
+        return SyncResult(state, f"{self.moved} {message}" if self.moved else message, **fields)
 
     def run(self) -> SyncResult:
         repo = self.repo
@@ -211,6 +212,11 @@ class _Sync:
         failed = self.fetch()
         if failed is not None:
             return failed
+        from gitmemfs.remote import redaction_sync  # status imports this module; it needs none of that
+
+        self.moved = redaction_sync.follow(repo, self.up.tracking)  # the remote redacted its history
+        if self.moved:
+            head, branch, dirty = writer.status(repo)
         if dirty:
             issues = writer.encoding_issues(repo.root, dirty)
             shown = ", ".join(dirty[:10]) + (f", and {len(dirty) - 10} more" if len(dirty) > 10 else "")
