@@ -60,7 +60,8 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
         git.run_light(["init", "-q", path], cwd=os.path.dirname(path) or ".")
         git.run_light(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
         found = describe_git_dir(path)
-        assert found is not None
+    if found is None:
+        raise MemfsError(f"memory init: git made no repository at {path}")
     top, git_dir, common = found
     repo = Repo(root=top, git_dir=git_dir, common_dir=common, config=read_config(top))
     try:

@@ -91,7 +91,8 @@ def change(repo: Repo, raw: Sequence[str], reason: str, *, protect: bool, sign: 
                 listed.append(rel)
         old_config = session.read(constraints.FILE)
         settings = _config(old_config)
-        current = [p for p in settings.get(constraints.PROTECTED_KEY, []) if isinstance(p, str)]  # type: ignore[union-attr]
+        listed_before = settings.get(constraints.PROTECTED_KEY)
+        current = [p for p in listed_before if isinstance(p, str)] if isinstance(listed_before, list) else []
         if protect:
             current += [p for p in listed if p not in current]
         else:

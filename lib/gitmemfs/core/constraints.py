@@ -222,10 +222,11 @@ def _only_protection_changed(old: bytes | None, new: bytes | None) -> bool:
     return limits(before) == limits(after)
 
 
-def protected_problem(path: str, old: bytes | None, new: bytes | None, limits: Constraints | None,
+def protected_problem(path: str, old: bytes | str | None, new: bytes | str | None, limits: Constraints | None,
                       approvals: Collection[str]) -> str | None:
     """A path listed in `protectedPaths` (of the tree before the change) cannot change
-    without a person's approval of `protect` (`git memory unprotect`)."""
+    without a person's approval of `protect` (`git memory unprotect`). `old` and `new`
+    are contents or object ids (only compared; None: absent)."""
     if limits is None or path not in limits.protected or old == new or "protect" in approvals:
         return None
     what = "deleted" if new is None else "modified"

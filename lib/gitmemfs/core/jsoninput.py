@@ -13,7 +13,7 @@ import json
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Iterable
 
 MAX_DEPTH = 64        # objects and arrays inside each other; tool calls use 2 or 3
 MAX_DIGITS = 100      # in one number: no count, line or limit needs more
@@ -57,6 +57,7 @@ def depth(value: Any) -> int:
     stack = [(value, 1)]
     while stack:
         item, level = stack.pop()
+        children: Iterable[Any]
         if isinstance(item, dict):
             children = item.values()
         elif isinstance(item, list):

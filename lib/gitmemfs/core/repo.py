@@ -17,7 +17,7 @@ from gitmemfs.core.gitfiles import discovery, gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
-    from typing import Mapping
+    from typing import Any, Mapping
 
 LOCK_TIMEOUT = 10.0
 JOURNAL = "memory-journal.json"  # in the git dir: a killed writer's undo record (core/writer.py)
@@ -127,7 +127,7 @@ class Repo:
         value = self.cfg(key)
         return default if value is None else value.strip().lower() in _TRUE
 
-    def git(self, *args: str, **kw) -> git.Result:  # type: ignore[no-untyped-def]
+    def git(self, *args: str, **kw: Any) -> git.Result:
         """Local git in this work tree (light transport; see git.py)."""
         return git.run_light(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
 

@@ -168,7 +168,8 @@ _BARE = ("message", "reasoning", "function_call", "function_call_output", "custo
 def _codex_output(raw: Any) -> tuple[str, bool]:
     """A tool output's text and whether it succeeded (exit code 0, or success not false)."""
     if isinstance(raw, dict):
-        text = raw.get("content") if isinstance(raw.get("content"), str) else _text_of(raw.get("content"))
+        content = raw.get("content")
+        text = content if isinstance(content, str) else _text_of(content)
         return text, raw.get("success") is not False
     text = raw if isinstance(raw, str) else _args(raw)
     try:
@@ -176,8 +177,8 @@ def _codex_output(raw: Any) -> tuple[str, bool]:
     except ValueError:
         parsed = None
     if isinstance(parsed, dict) and "output" in parsed:
-        meta = parsed.get("metadata") if isinstance(parsed.get("metadata"), dict) else {}
-        code = meta.get("exit_code")
+        meta = parsed.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
         return str(parsed.get("output") or ""), code in (None, 0)
     found = re.search(r"(?m)^(?:Exit code|Process exited with code):? (\d+)", text)
     return text, not found or found.group(1) == "0"
@@ -231,10 +232,10 @@ def codex(path: str) -> Parsed:
         elif what in ("function_call", "custom_tool_call", "local_shell_call"):
             call_id = str(payload.get("call_id") or given or "")
             if what == "local_shell_call":
-                action = payload.get("action") if isinstance(payload.get("action"), dict) else {}
-                name, args = "shell", _args({"command": action.get("command")})
+                action = payload.get("action")
+                name, args = "shell", _args({"command": action.get("command") if isinstance(action, dict) else None})
             else:
-                name = payload.get("name")
+                name = str(payload.get("name") or "")
                 args = _args(payload.get("arguments") if what == "function_call" else payload.get("input"))
             row: dict[str, Any] = {"kind": "tool_call", "name": name, "argsText": args, "captured_at": at,
                                    "source_message_id": call_id or None}

@@ -426,7 +426,8 @@ def _description_of(path: str) -> str:
 
 
 def _match_lines(body: str, needle: str) -> list[int]:
-    out, start = [], 0
+    out: list[int] = []
+    start = 0
     while True:
         idx = body.find(needle, start)
         if idx < 0:

@@ -76,7 +76,7 @@ class Context:
     __slots__ = ("layout", "prefix", "reader", "approvals", "_index", "_paths", "parent", "_limits",
                  "configured")
 
-    def __init__(self, layout: str, prefix: str, reader: git.BlobReader | None,
+    def __init__(self, layout: str, prefix: str, reader: git.BlobReader | loose.Reader | None,
                  approvals: frozenset[str] = frozenset(), paths: set[str] | None = None,
                  parent: str | None = None, configured: str | None = None):
         self.layout = layout
@@ -159,7 +159,7 @@ def _layout_name(configured: str | None, has_index: bool) -> str:
         raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
 
 
-def context_at(reader: git.BlobReader, prefix: str, configured: str | None,
+def context_at(reader: git.BlobReader | loose.Reader, prefix: str, configured: str | None,
                approvals: frozenset[str] = frozenset(), parent: str | None = None) -> Context:
     """The judging context of the tree at `prefix` (":" = the index, "<rev>:" = a commit)."""
     if configured:
@@ -741,11 +741,16 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
             ctx = context_at(reader, f"{new}:", settings(cwd, env).get("memory.layout"),
                              getattr(report, "approvals", frozenset()), parent=f"{old}:")
             extra = check_changes(cwd, changes, scope or scope_for(cwd, env), mode="push", env=env,
-                                  reader=reader, contexts=lambda _commit, ctx=ctx: ctx)
+                                  reader=reader, contexts=_always(ctx))
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
     return report
+
+
+def _always(ctx: Context) -> Callable[[str | None], Context]:
+    """The same judging context for every commit (a tip-to-tip check)."""
+    return lambda _commit: ctx
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:

@@ -124,9 +124,9 @@ def script(name: str, *, direct: bool = True) -> str:
         raise EnvironmentProblem("hooks: cannot tell which Python runs git-memfs (sys.executable is empty)")
     flags, paths = _search_path()
     if direct and name in GATES and name not in _SHORTCUTS:
-        direct = _python_script(name, python, flags, paths)
-        if direct is not None:
-            return direct
+        script = _python_script(name, python, flags, paths)
+        if script is not None:
+            return script
     missing = 1 if name in GATES else 0  # a gate fails closed; post-commit never fails a commit
     return f"""#!/bin/sh
 # {MARKER} installed ({name}). Written by `git memory hooks install`: reinstall rather

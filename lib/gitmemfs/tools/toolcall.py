@@ -91,7 +91,7 @@ def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome
     from gitmemfs.tools import history_calls  # search, log, show, diff, undo, restore
 
     if args.get("command") in history_calls.COMMANDS:
-        return history_calls.call(args["command"], args, open_repo)  # type: ignore[no-any-return]
+        return history_calls.call(args["command"], args, open_repo)
     require("memory", args, "command", "reason")
     reason = args["reason"]
     if not isinstance(reason, str) or not reason.strip():
@@ -100,7 +100,9 @@ def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome
     if command not in LETTA_COMMANDS:
         raise MemfsError(f"Unsupported memory command: {command}")
     ed = Editor(open_repo())
-    get = args.get
+
+    def get(key: str) -> Any:  # what the model sent, any JSON type: the editor checks each argument
+        return args.get(key)
     if command == "create":
         return ed.create(get("file_path"), get("description"), get("file_text"), reason)
     if command == "str_replace":
