@@ -25,21 +25,23 @@ import os
 import select
 import time
 
-try:  # the C module: `signal` itself imports `enum` (~5 ms on the hook path)
-    from _signal import SIGKILL, SIGPIPE
-except ImportError:  # pragma: no cover - another Python implementation
-    from signal import SIGKILL, SIGPIPE
-
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import; the hooks import this module
 if TYPE_CHECKING:
+    from signal import SIGKILL, SIGPIPE  # (`_signal` has no stubs: the same constants)
+    from types import ModuleType
     from typing import IO, Iterable, Mapping, Sequence, Tuple, Union
 
     # Config for one git call: a mapping, or pairs when a key must repeat (an empty
     # value first resets a multi-valued key such as http.extraHeader).
     Config = Union[Mapping[str, str], Sequence[Tuple[str, str]]]
+else:
+    try:  # the C module: `signal` itself imports `enum` (~5 ms on the hook path)
+        from _signal import SIGKILL, SIGPIPE
+    except ImportError:  # pragma: no cover - another Python implementation
+        from signal import SIGKILL, SIGPIPE
 
 DEFAULT_TIMEOUT = 60.0
 CLONE_TIMEOUT = 180.0
@@ -600,10 +602,10 @@ def _checked(result: Result, check: bool, ok: Iterable[int]) -> Result:
     return result
 
 
-_SH = None
+_SH: ModuleType | None = None
 
 
-def _sh():  # type: ignore[no-untyped-def]
+def _sh() -> ModuleType:
     """Import `sh` on first use, with its loggers silenced (they log full command lines)."""
     global _SH
     if _SH is None:
