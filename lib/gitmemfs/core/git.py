@@ -32,7 +32,7 @@ TYPE_CHECKING = False  # `typing` costs ~2 ms to import; the hooks import this m
 if TYPE_CHECKING:
     from signal import SIGKILL, SIGPIPE  # (`_signal` has no stubs: the same constants)
     from types import ModuleType
-    from typing import IO, Iterable, Mapping, Sequence, Tuple, Union
+    from typing import IO, Any, Iterable, Mapping, Sequence, Tuple, Union
 
     # Config for one git call: a mapping, or pairs when a key must repeat (an empty
     # value first resets a multi-valued key such as http.extraHeader).
@@ -437,7 +437,7 @@ class _Child:
         self.stdin: int | None = None
         self.stdout: int | None = None
         self.stderr: int | None = None
-        actions: list[tuple] = []
+        actions: list[tuple[Any, ...]] = []  # posix_spawn file actions
         mine: list[int] = []    # our pipe ends, closed again if spawning fails
         theirs: list[int] = []  # the child's ends, closed here once it has its copies
 

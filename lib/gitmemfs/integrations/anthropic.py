@@ -45,7 +45,7 @@ from gitmemfs.tools.anthropic_memory import DIR_MODE, AnthropicMemory
 __all__ = ["GitMemoryTool", "AsyncGitMemoryTool", "default_git_dir"]
 
 # A reason is text, or a function of the call's arguments (a dict) that returns text.
-Reason = Union[str, Callable[[dict], str], None]
+Reason = Union[str, Callable[[dict[str, Any]], str], None]
 PathLike = Union[str, "os.PathLike[str]"]
 _REASON: contextvars.ContextVar[str | None] = contextvars.ContextVar("gitmemfs_reason", default=None)
 # The argument names that hold memory paths, per command (validated before the call runs).
