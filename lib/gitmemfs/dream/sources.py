@@ -227,10 +227,10 @@ def _object(value: Any) -> dict[str, Any]:
 def _stamp(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         return iso(time.time())
-    value = value.strip()
-    if value.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", value):
-        return value
-    return value + "Z"
+    text = value.strip()
+    if text.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", text):
+        return text
+    return text + "Z"
 
 
 def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -391,14 +391,14 @@ def clip_result(text: str, limit: int = RESULT_LIMIT) -> str:
 
 def clip_args(raw: Any, limit: int = ARGS_LIMIT) -> dict[str, Any]:
     """Tool arguments as a JSON object of at most `limit` code points when serialised."""
-    value: Any = raw
+    parsed: Any = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw) if raw.strip() else {}
+            parsed = json.loads(raw) if raw.strip() else {}
         except ValueError:
-            value = raw
-    if not isinstance(value, dict):
-        value = {} if value in (None, "") else {"_raw": value if isinstance(value, str) else json.dumps(value)}
+            parsed = raw
+    value: dict[str, Any] = parsed if isinstance(parsed, dict) else {} if parsed in (None, "") else {
+        "_raw": parsed if isinstance(parsed, str) else json.dumps(parsed)}
 
     def size(obj: Any) -> int:
         return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))

@@ -119,7 +119,8 @@ class HunkFailure(PatchError):
 
     @property
     def full_text(self) -> str:
-        return self.message + "\n" + self.details["diagnostic"]
+        diagnostic: str = self.details["diagnostic"]
+        return self.message + "\n" + diagnostic
 
 
 def apply_hunks(content: str, hunks: list[Hunk], rel: str, *, body_empty: bool) -> str:
