@@ -81,6 +81,7 @@ def do_config(args: argparse.Namespace, ctx: Any) -> Report:
         rows.append({"name": "author", "value": f"{name} <{email}>" if name or email else None,
                      "source": config_source("user.name") if "user.name" in scopes else "git's default identity",
                      "meaning": "who memory commits are by (set AGENT_ID or memory.agentId for an agent)"})
+    value: str | None
     for what, key, envs, default, meaning in SETTINGS:
         env = next((n for n in envs if os.environ.get(n, "").strip()), None)
         if env is not None:

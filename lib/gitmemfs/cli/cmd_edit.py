@@ -24,8 +24,8 @@ REASON_HELP = "why this change is made; becomes the commit subject (required)"
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     def add(name: str, help_text: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
-        p = sub.add_parser(name, aliases=list(aliases), parents=[common], help=help_text,
-                           description=help_text)
+        p: argparse.ArgumentParser = sub.add_parser(name, aliases=list(aliases), parents=[common],
+                                                    help=help_text, description=help_text)
         return p
 
     p = add("create", "create a memory file (fails if it exists)")

@@ -38,7 +38,7 @@ class Report:
 
 
 # Commands whose result is memory content (file text, the prompt, the tree).
-PAYLOAD_COMMANDS = ("view", "compile", "tree", "call")
+PAYLOAD_COMMANDS: tuple[str, ...] = ("view", "compile", "tree", "call")
 PAYLOAD_COMMANDS += ("search", "show", "diff")  # matched lines, a past file, its changes
 
 

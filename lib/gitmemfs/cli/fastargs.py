@@ -61,6 +61,9 @@ class Args:
     def __repr__(self) -> str:
         return f"Args({self.__dict__!r})"
 
+    if TYPE_CHECKING:  # any attribute, as argparse.Namespace (not defined at run time)
+        def __getattr__(self, name: str) -> Any: ...
+
 
 def parse(argv: Sequence[str], handlers: Callable[[str], Any]) -> Args | None:
     """The namespace argparse would build for `argv`, or None to let argparse read it.

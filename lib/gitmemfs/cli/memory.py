@@ -10,6 +10,7 @@ from gitmemfs.core.repo import Repo, choice_note, open_repo
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
     import argparse
+    from types import ModuleType
     from typing import Any, Sequence
 
     # The modules MODULES names, for readers and for the import contract (which then
@@ -37,7 +38,7 @@ MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_c
            "cmd_admin", "cmd_mcp", "cmd_history", "cmd_help")
 
 
-def module(name: str):
+def module(name: str) -> ModuleType:
     return __import__(f"gitmemfs.cli.{name}", fromlist=["register"])
 
 DESCRIPTION = """\
@@ -112,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return boundary(list(sys.argv[1:] if argv is None else argv), _main)
 
 
-_EDIT_LINE = []  # set when cli/fastargs.py read the line: an edit, done once it has answered
+_EDIT_LINE: list[bool] = []  # set when cli/fastargs.py read the line: an edit, done once it has answered
 
 
 def run() -> None:
@@ -135,11 +136,12 @@ def run() -> None:
 def _main(argv: Sequence[str]) -> int:
     from gitmemfs.cli import fastargs
 
+    args: argparse.Namespace | fastargs.Args | None
     args = fastargs.parse(argv, lambda name: getattr(module("cmd_edit"), name))
+    parser: Parser | None = None  # None: an edit's usual line, read without argparse (cli/fastargs.py)
     if args is None:
         args, parser = _parse(argv)
     else:
-        parser = None  # an edit's usual line, read without argparse (cli/fastargs.py)
         _EDIT_LINE.append(True)
     ctx = Context(args, parser)
     try:

@@ -38,7 +38,10 @@ class Parser(argparse.ArgumentParser):
     def _get_formatter(self) -> argparse.HelpFormatter:
         # argparse builds a formatter for every add_argument; its default width comes
         # from shutil (which imports bz2, lzma, ...: ~3 ms of every command). Same value.
-        return self.formatter_class(prog=self.prog, width=terminal_width() - 2)
+        factory = self.formatter_class
+        if isinstance(factory, type) and issubclass(factory, argparse.HelpFormatter):
+            return factory(prog=self.prog, width=terminal_width() - 2)
+        return factory(prog=self.prog)  # a formatter that takes no width: argparse's own call
 
     def error(self, message: str) -> NoReturn:
         m = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)

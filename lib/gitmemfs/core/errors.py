@@ -5,6 +5,10 @@ Exit codes are pinned by DESIGN §4: 0 done, 1 refused or failed, 2 usage,
 """
 from __future__ import annotations
 
+TYPE_CHECKING = False  # `typing` costs start-up time; every command imports this module
+if TYPE_CHECKING:
+    from typing import Any
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -17,7 +21,7 @@ class MemfsError(Exception):
 
     code = EXIT_FAILED
 
-    def __init__(self, message: str, *, code: int | None = None, details: dict | None = None):
+    def __init__(self, message: str, *, code: int | None = None, details: dict[str, Any] | None = None):
         super().__init__(message)
         self.message = message
         if code is not None:

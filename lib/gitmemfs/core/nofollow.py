@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat  # already loaded by os.path
+import sys
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -146,11 +147,41 @@ def rmdir(root: str, folder: str) -> bool:
 def rmtree(root: str, folder: str) -> None:
     """Remove a folder and its contents, best effort, never through a link above it
     (shutil.rmtree itself never follows a link below it)."""
-    import shutil
-
     try:
         with folder_of(root, folder) as (dir_fd, name):
-            shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
+            if sys.version_info >= (3, 11):
+                import shutil
+
+                shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)
+            else:
+                _rmtree_below(dir_fd, name)
+    except OSError:
+        pass
+
+
+def _rmtree_below(dir_fd: int, name: str) -> None:
+    """`shutil.rmtree(name, ignore_errors=True, dir_fd=dir_fd)` for Python 3.10, whose
+    rmtree has no dir_fd: depth first, each step relative to its open folder; a link
+    inside is removed itself, a link (or a file) in the folder's place is left."""
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        with os.scandir(fd) as entries:
+            children = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in entries]
+        for child, is_dir in children:
+            if is_dir:
+                _rmtree_below(fd, child)
+                continue
+            try:
+                os.unlink(child, dir_fd=fd)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(name, dir_fd=dir_fd)
     except OSError:
         pass
 

@@ -165,7 +165,7 @@ def _encoding(data: bytes, layout: str = layouts.DEFAULT) -> str | None:
     if enc is None or (enc.kind == "bom" and layout == layouts.PLAIN):
         return None
     hint = "; save it as UTF-8 without BOM" if enc.kind == "bom" else "; convert the file to UTF-8"
-    return enc.args[0] + hint
+    return str(enc.args[0]) + hint
 
 
 def _frontmatter(data: bytes) -> list[str]:

@@ -22,7 +22,7 @@ from gitmemfs.core.repo import JOURNAL, Repo
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
-    from typing import Sequence
+    from typing import Any, Sequence
 
 _IN_PROGRESS = {"MERGE_HEAD": "a merge", "rebase-merge": "a rebase", "rebase-apply": "a rebase",
                 "CHERRY_PICK_HEAD": "a cherry-pick", "REVERT_HEAD": "a revert"}
@@ -618,7 +618,7 @@ def _clear_journal(repo: Repo) -> None:
             raise
 
 
-def _journal_paths(record: dict) -> list[tuple[str, dict]]:
+def _journal_paths(record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     """(path, {"old": bytes or None, "new": digest}) of a journal: version 2 (hex), or
     the base64 of journals left by earlier versions."""
     out = []

@@ -25,7 +25,7 @@ import shutil
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
@@ -203,7 +203,7 @@ def dream(repo: Repo, opts: Options, env: Mapping[str, str] | None = None) -> Re
         return busy_result(repo, str(exc))
 
 
-def _progress_only(opts: Options):  # type: ignore[no-untyped-def]
+def _progress_only(opts: Options) -> Callable[[str], None]:
     import sys
 
     def say(text: str) -> None:
@@ -287,8 +287,8 @@ def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None
     if source.kind == "auto":
         last = data.get("last_dream") or {}
         began = (state.load_record(dirs, last["id"]) or {}).get("started_at") if last.get("id") else None
-        stamp = began or last.get("at")
-        since = sources.parse_time(stamp) - 1 if stamp else None  # whole seconds: err towards reading
+        at = sources.parse_time(began or last.get("at"))
+        since = at - 1 if at is not None else None  # whole seconds: err towards reading
     return sources.slice_for(source, data["sources"], since)
 
 

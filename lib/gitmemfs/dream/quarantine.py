@@ -63,12 +63,13 @@ def _present(repo: Repo, oids: Iterable[str]) -> set[str]:
     return {line for line in res.lines() if " " not in line}
 
 
-def bring_in(repo: Repo, quarantine: str, tips: Iterable[str], have: Iterable[str], stage: str) -> int:
-    """Import what `tips` need beyond `have` (commits the repository holds), staging the
+def bring_in(repo: Repo, quarantine: str, tips: Iterable[str | None], holds: Iterable[str | None],
+             stage: str) -> int:
+    """Import what `tips` need beyond `holds` (commits the repository holds), staging the
     pack in `stage` (a folder the agent could not write). Returns the number of tips
     that had to be imported; raises Tampered when the objects do not hold up. Tips the
-    repository already holds cost nothing."""
-    have = sorted({h for h in have if h})
+    repository already holds cost nothing; None or empty names in either are skipped."""
+    have = sorted({h for h in holds if h})
     missing = sorted({t for t in tips if t and _OID.fullmatch(t) and t.strip("0")} - set(have))
     missing = [t for t in missing if t not in _present(repo, missing)]
     if not missing or not os.path.isdir(quarantine):

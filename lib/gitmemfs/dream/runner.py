@@ -321,7 +321,8 @@ def become_subreaper() -> bool:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        done: int = libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+        return done == 0
     except (OSError, AttributeError):
         return False
 

@@ -98,7 +98,7 @@ class SandboxError(Exception):
     """Landlock is missing, too old, or did not confine the probe."""
 
 
-def _libc():  # type: ignore[no-untyped-def]
+def _libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     libc.prctl.restype = ctypes.c_int
@@ -343,7 +343,7 @@ def self_test(probe: str) -> None:
         if exc.errno == errno.EACCES:
             return
         raise SandboxError(f"sandbox self-test: opening {probe} for writing failed with "
-                           f"{errno.errorcode.get(exc.errno, exc.errno)} instead of EACCES") from None
+                           f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EACCES") from None
     os.close(fd)
     raise SandboxError(f"sandbox self-test failed: {probe} is still writable after confinement (is it "
                        "under a dream.sandbox.allowWrite path?)")
@@ -383,7 +383,7 @@ def hide_sockets(keep: Sequence[str]) -> list[str]:
     return covered
 
 
-def net_probe(allow_ports: Sequence[int]):  # type: ignore[no-untyped-def]
+def net_probe(allow_ports: Sequence[int]) -> socket.socket:
     """A listening TCP socket on loopback, on a port not allowed (made before confining)."""
     for _ in range(20):
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -395,7 +395,7 @@ def net_probe(allow_ports: Sequence[int]):  # type: ignore[no-untyped-def]
     raise SandboxError("no free loopback port for the network self-test")
 
 
-def self_test_net(listener) -> None:  # type: ignore[no-untyped-def]
+def self_test_net(listener: socket.socket) -> None:
     """Connecting to the probe's port must fail with EACCES once confined."""
     port = listener.getsockname()[1]
     client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

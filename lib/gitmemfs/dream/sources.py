@@ -219,13 +219,18 @@ def _texts(items: Any) -> str:
                    if isinstance(i, dict) and i.get("type") == "text" and isinstance(i.get("text"), str))
 
 
+def _object(value: Any) -> dict[str, Any]:
+    """`value` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def _stamp(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         return iso(time.time())
-    value = value.strip()
-    if value.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", value):
-        return value
-    return value + "Z"
+    text = value.strip()
+    if text.endswith("Z") or re.search(r"[+-]\d\d:?\d\d$", text):
+        return text
+    return text + "Z"
 
 
 def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -233,7 +238,7 @@ def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for event in events:
         kind = event.get("kind")
         if kind == "ObservationEvent":
-            obs = event.get("observation") if isinstance(event.get("observation"), dict) else {}
+            obs = _object(event.get("observation"))
             outcome = (_texts(obs.get("content")), obs.get("is_error") is not True)
         elif kind == "AgentErrorEvent":
             outcome = (str(event.get("error") or ""), False)
@@ -252,7 +257,7 @@ def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
         at = _stamp(event.get("timestamp"))
         kind = event.get("kind")
         if kind == "MessageEvent" and event.get("source") in ("user", "agent"):
-            message = event.get("llm_message") if isinstance(event.get("llm_message"), dict) else {}
+            message = _object(event.get("llm_message"))
             text = _texts(message.get("content"))
             if text.strip():
                 rows.append({"kind": "user" if event["source"] == "user" else "assistant", "text": text,
@@ -264,7 +269,7 @@ def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
                              "source_message_id": f"{event_id}:thought"})
             row: dict[str, Any] = {"kind": "tool_call", "name": event.get("tool_name"), "captured_at": at,
                                    "source_message_id": event_id}
-            call = event.get("tool_call") if isinstance(event.get("tool_call"), dict) else {}
+            call = _object(event.get("tool_call"))
             if isinstance(call.get("arguments"), str) and call["arguments"]:
                 row["argsText"] = call["arguments"]
             elif isinstance(event.get("action"), dict):
@@ -386,14 +391,14 @@ def clip_result(text: str, limit: int = RESULT_LIMIT) -> str:
 
 def clip_args(raw: Any, limit: int = ARGS_LIMIT) -> dict[str, Any]:
     """Tool arguments as a JSON object of at most `limit` code points when serialised."""
-    value: Any = raw
+    parsed: Any = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw) if raw.strip() else {}
+            parsed = json.loads(raw) if raw.strip() else {}
         except ValueError:
-            value = raw
-    if not isinstance(value, dict):
-        value = {} if value in (None, "") else {"_raw": value if isinstance(value, str) else json.dumps(value)}
+            parsed = raw
+    value: dict[str, Any] = parsed if isinstance(parsed, dict) else {} if parsed in (None, "") else {
+        "_raw": parsed if isinstance(parsed, str) else json.dumps(parsed)}
 
     def size(obj: Any) -> int:
         return len(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
@@ -430,9 +435,9 @@ def normalise(chosen: Slice) -> list[dict[str, Any]]:
     if chosen.parts:
         out: list[dict[str, Any]] = []
         for part in chosen.parts:
-            records = normalise(part)
-            records[0]["session"] = part.source.path
-            out += records
+            part_records = normalise(part)
+            part_records[0]["session"] = part.source.path
+            out += part_records
         return out
     rows = chosen.rows
     stamps = _timestamps(rows)

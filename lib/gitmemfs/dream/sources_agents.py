@@ -263,8 +263,9 @@ def session_cwd(path: str, kind: str) -> str | None:
                 if kind == "codex" and item.get("type") == "session_meta" and isinstance(item.get("payload"), dict):
                     cwd = item["payload"].get("cwd")
                     return cwd if isinstance(cwd, str) else None
-                if kind == "claude-code" and isinstance(item.get("cwd"), str):
-                    return item["cwd"]
+                recorded = item.get("cwd")
+                if kind == "claude-code" and isinstance(recorded, str):
+                    return recorded
     except OSError:
         return None
     return None

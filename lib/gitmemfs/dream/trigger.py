@@ -17,7 +17,7 @@ import os
 import re
 import sys
 import time
-from typing import Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from gitmemfs.core import detach, git
 
@@ -59,7 +59,7 @@ def every_of(cfg: Mapping[str, str]) -> int:
     return value if value > 0 else DEFAULT_EVERY
 
 
-def _state(common_dir: str) -> dict:
+def _state(common_dir: str) -> dict[str, Any]:
     try:
         with open(os.path.join(common_dir, "dream", "state.json"), encoding="utf-8") as fh:
             data = json.load(fh)

@@ -39,7 +39,8 @@ def _reason(reason: object, tool: str, dry_run: bool) -> str:
 def undo(repo: Repo, commit: str | None = None, *, last: bool = False, dream: str | None = None,
          reason: str | None = None, dry_run: bool = False) -> Outcome:
     """Revert one commit (or a dream merge as one unit) as a new, validated commit."""
-    chosen = sum(x is not None and x is not False for x in (commit, dream)) + (1 if last else 0)
+    named: tuple[object, ...] = (commit, dream)  # as an MCP client sent them: false too means "not this"
+    chosen = sum(x is not None and x is not False for x in named) + (1 if last else 0)
     if chosen != 1:
         raise UsageError("undo: name exactly one of COMMIT, --last or --dream ID (see git memory log)")
     text = _reason(reason, "undo", dry_run)

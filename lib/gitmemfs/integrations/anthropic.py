@@ -45,13 +45,14 @@ from gitmemfs.tools.anthropic_memory import DIR_MODE, AnthropicMemory
 __all__ = ["GitMemoryTool", "AsyncGitMemoryTool", "default_git_dir"]
 
 # A reason is text, or a function of the call's arguments (a dict) that returns text.
-Reason = Union[str, Callable[[dict], str], None]
+Reason = Union[str, Callable[[dict[str, Any]], str], None]
 PathLike = Union[str, "os.PathLike[str]"]
 _REASON: contextvars.ContextVar[str | None] = contextvars.ContextVar("gitmemfs_reason", default=None)
 # The argument names that hold memory paths, per command (validated before the call runs).
 FOLDER_ID = "memory.folderId"  # in a git dir kept outside: the folder it is the history of
-_PATHS = {"view": ("path",), "create": ("path",), "str_replace": ("path",), "insert": ("path",),
-          "delete": ("path",), "rename": ("old_path", "new_path")}
+_PATHS: dict[str, tuple[str, ...]] = {
+    "view": ("path",), "create": ("path",), "str_replace": ("path",), "insert": ("path",),
+    "delete": ("path",), "rename": ("old_path", "new_path")}
 
 
 def _arguments(command: Any) -> dict[str, Any]:
@@ -236,27 +237,27 @@ class GitMemoryTool(_Reasons, BetaAbstractMemoryTool):
     def _run(self, command: Any) -> str:
         args = _arguments(command)
         resolved = {}
-        for key in _PATHS.get(args.get("command"), ()):  # type: ignore[arg-type]
+        for key in _PATHS.get(args.get("command", ""), ()):
             if isinstance(args.get(key), str):
                 resolved[args[key]] = str(self._validate_path(args[key]))
         return self._backend.run(args, _REASON.get(), resolved)
 
-    def view(self, command: Any) -> str:  # type: ignore[override]
+    def view(self, command: Any) -> str:
         return self._run(command)
 
-    def create(self, command: Any) -> str:  # type: ignore[override]
+    def create(self, command: Any) -> str:
         return self._run(command)
 
-    def str_replace(self, command: Any) -> str:  # type: ignore[override]
+    def str_replace(self, command: Any) -> str:
         return self._run(command)
 
-    def insert(self, command: Any) -> str:  # type: ignore[override]
+    def insert(self, command: Any) -> str:
         return self._run(command)
 
-    def delete(self, command: Any) -> str:  # type: ignore[override]
+    def delete(self, command: Any) -> str:
         return self._run(command)
 
-    def rename(self, command: Any) -> str:  # type: ignore[override]
+    def rename(self, command: Any) -> str:
         return self._run(command)
 
     def clear_all_memory(self) -> str:
@@ -293,27 +294,27 @@ class AsyncGitMemoryTool(_Reasons, BetaAsyncAbstractMemoryTool):
         await self._ensure_memory_root()
         args = _arguments(command)
         resolved = {}
-        for key in _PATHS.get(args.get("command"), ()):  # type: ignore[arg-type]
+        for key in _PATHS.get(args.get("command", ""), ()):
             if isinstance(args.get(key), str):
                 resolved[args[key]] = str(await self._validate_path(args[key]))
         return await run_sync(self._backend.run, args, _REASON.get(), resolved)
 
-    async def view(self, command: Any) -> str:  # type: ignore[override]
+    async def view(self, command: Any) -> str:
         return await self._run(command)
 
-    async def create(self, command: Any) -> str:  # type: ignore[override]
+    async def create(self, command: Any) -> str:
         return await self._run(command)
 
-    async def str_replace(self, command: Any) -> str:  # type: ignore[override]
+    async def str_replace(self, command: Any) -> str:
         return await self._run(command)
 
-    async def insert(self, command: Any) -> str:  # type: ignore[override]
+    async def insert(self, command: Any) -> str:
         return await self._run(command)
 
-    async def delete(self, command: Any) -> str:  # type: ignore[override]
+    async def delete(self, command: Any) -> str:
         return await self._run(command)
 
-    async def rename(self, command: Any) -> str:  # type: ignore[override]
+    async def rename(self, command: Any) -> str:
         return await self._run(command)
 
     async def clear_all_memory(self) -> str:

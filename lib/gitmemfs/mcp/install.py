@@ -29,6 +29,7 @@ import json
 import os
 import re
 import shutil
+import sys
 from typing import Any
 
 from gitmemfs.core.errors import MemfsError, UsageError
@@ -218,15 +219,14 @@ def _toml_string(value: str) -> str:
 
 
 def _check_toml(text: str) -> None:
-    try:
+    if sys.version_info >= (3, 11):  # Python 3.10 has no tomllib: nothing to check with
         import tomllib
-    except ImportError:  # Python 3.10: nothing to check with
-        return
-    try:
-        tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise MemfsError(f"mcp install: the Codex config would not be valid TOML ({exc}); "
-                         "fix the existing file by hand first") from None
+
+        try:
+            tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise MemfsError(f"mcp install: the Codex config would not be valid TOML ({exc}); "
+                             "fix the existing file by hand first") from None
 
 
 def _quote(arg: str) -> str:

@@ -18,12 +18,15 @@ is refused with the names it does. Models reach for other spellings (Anthropic's
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, NamedTuple
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import Repo
+
+if TYPE_CHECKING:
+    from gitmemfs.edit.editor import Editor
 
 CACHE_FILE = "memory-descriptions.cache"  # the same file `git memory compile` keeps (cli/cmd_compile.py)
 
@@ -166,7 +169,7 @@ def _short(value: Any) -> str:
 
 # -- the operations ----------------------------------------------------------------------
 
-def _editor(repo: Repo) -> Any:
+def _editor(repo: Repo) -> Editor:
     from gitmemfs.edit.editor import Editor
 
     return Editor(repo)

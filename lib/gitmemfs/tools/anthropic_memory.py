@@ -35,7 +35,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from gitmemfs.core import memfile, nofollow, rules
 from gitmemfs.core.errors import MemfsError
@@ -114,7 +114,8 @@ class AnthropicMemory:
             if not isinstance(args.get(key), _TYPES[key]) or isinstance(args.get(key), bool):
                 raise ToolFailure(f"The {command} command needs '{key}' ({_TYPE_NAMES[key]}); "
                                   f"received: {', '.join(args) or 'nothing'}")
-        return getattr(self, "do_" + command)(args)
+        handler: Callable[[dict[str, Any]], Outcome] = getattr(self, "do_" + command)
+        return handler(args)
 
     def why(self, args: dict[str, Any], what: str) -> str:
         given = args.get("reason")

@@ -91,7 +91,8 @@ def letta_memory(args: dict[str, Any], open_repo: Callable[[], Repo]) -> Outcome
     from gitmemfs.tools import history_calls  # search, log, show, diff, undo, restore
 
     if args.get("command") in history_calls.COMMANDS:
-        return history_calls.call(args["command"], args, open_repo)
+        found: Outcome = history_calls.call(args["command"], args, open_repo)
+        return found
     require("memory", args, "command", "reason")
     reason = args["reason"]
     if not isinstance(reason, str) or not reason.strip():

@@ -20,7 +20,7 @@ Our default output fixes upstream's bugs:
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
@@ -185,10 +185,11 @@ class _TreeNode:
 
     def __init__(self) -> None:
         self.children: dict[str, _TreeNode] = {}
-        self.payload: Any = None
+        self.payload: Doc | None = None
 
 
-def _system_tree(out: Projection, items: Sequence[tuple[str, Any]], payload) -> None:  # type: ignore[no-untyped-def]
+def _system_tree(out: Projection, items: Sequence[tuple[str, Doc]],
+                 payload: Callable[[Doc, str], Iterable[str]]) -> None:
     """Nested elements, one per path segment, sorted alphabetically (folders and
     files mixed); a node may be a file and a folder at once."""
     root = _TreeNode()
@@ -218,11 +219,12 @@ def _system_tree(out: Projection, items: Sequence[tuple[str, Any]], payload) -> 
 def box_tree(paths: Sequence[str]) -> list[tuple[str, int]]:
     """The lines of the box-drawing tree of `paths` (tree.draw, uncapped): (text, i)
     where i is the index in `paths` of the file shown, -1 for a folder."""
-    return [(line, node.payload) for line, node in tree.draw(tree.from_paths(paths))]  # type: ignore[union-attr]
+    # (Uncapped, draw gives no "more entries" line, so a node is always there.)
+    return [(line, -1 if node is None else node.payload) for line, node in tree.draw(tree.from_paths(paths))]
 
 
 def _external_tree(out: Projection, layout: list[tuple[str, int]], docs: Sequence[Doc], top: str,
-                   leaf) -> None:  # type: ignore[no-untyped-def]
+                   leaf: Callable[[Doc, str], str]) -> None:
     """`<external_projection>`: the box-drawing tree, each file's line from `leaf`."""
     out.add("<external_projection>")
     out.add(top)

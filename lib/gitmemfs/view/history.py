@@ -23,6 +23,11 @@ _TRAILER = re.compile(r"^([A-Za-z][A-Za-z0-9-]*):[ \t]*(.*)$")
 _FORMAT = "%x01%H%x1f%P%x1f%ct%x1f%aI%x1f%an%x1f%ae%x1f%(trailers:only,unfold)%x1f%s"
 
 
+def _first(trailers: dict[str, list[str]], key: str) -> str | None:
+    values = trailers.get(key)
+    return values[0] if values else None
+
+
 class Entry:
     """One commit of the log."""
 
@@ -37,11 +42,11 @@ class Entry:
         self.trailers = trailers
         self.subject = subject
         self.kind = kind  # agent, human or dream
-        self.dream_id = (trailers.get("Dream-Id") or [None])[0]
+        self.dream_id = _first(trailers, "Dream-Id")
         self.op = (trailers.get("Memory-Op") or ["dream" if self.dream_id else
                                                  "merge" if len(parents) > 1 else "git"])[0]
         self.paths = trailers.get("Memory-Path") or changed
-        self.undoes = (trailers.get("Memory-Undoes") or [None])[0]
+        self.undoes = _first(trailers, "Memory-Undoes")
         self.merged: list[dict[str, str]] = []  # --dreams: the dream's own commits
         self.status: dict[str, str] = {}  # path -> A, M, D (R with --follow)
 
@@ -126,10 +131,10 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
         args += ["--merges", "--grep=^Dream-Id: "]
     agents = agent_emails(repo)
     if not follow:
-        entries = _entries(repo, [*args, sha, "--", *specs], agents)
+        listed = _entries(repo, [*args, sha, "--", *specs], agents)
         if dreams:
-            _dream_details(repo, entries)
-        return LogResult(entries, paths, False)
+            _dream_details(repo, listed)
+        return LogResult(listed, paths, False)
     path = paths[0].strip().strip("/")
     if op or since:  # filtered: the oldest commit listed need not be the file's first
         return LogResult(_entries(repo, [*args, "--follow", sha, "--", path], agents), paths, True)
@@ -310,7 +315,8 @@ def diff(repo: Repo, revs: str | None = None, paths: Sequence[str] = ()) -> Diff
         # `git memory diff PATH`: the first word was a path, not a revision.
         if not repo.git("log", "-1", "--format=%H", "--", f":(literal){revs}", check=False).out.strip():
             raise MemfsError(f"diff: {revs} is neither a commit nor a path in this memory; see git memory log")
-        revs, paths = None, [revs, *paths]
+        paths = [revs, *paths]
+        revs = None
     old, new = parse_range(repo, revs)
     return DiffResult(old, new, tree_diff(repo, old, new, pathspecs(paths)))
 

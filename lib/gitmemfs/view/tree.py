@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Iterable, Iterator, Mapping
+from typing import Iterable, Iterator, Mapping, TypedDict
 
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.snapshot import FileEntry, is_hidden
@@ -98,16 +98,24 @@ def parse_env_limit(value: str | None, default: int, low: int, high: int) -> int
     return number if low <= number <= high else default
 
 
+class Caps(TypedDict):
+    """`render`'s caps by name (the keys of LIMITS), as `limits` gives them."""
+    max_lines: int
+    max_chars: int
+    max_children: int
+
+
 def limits(options: Mapping[str, int | None] | None = None,
-           env: Mapping[str, str] | None = None) -> dict[str, int]:
+           env: Mapping[str, str] | None = None) -> Caps:
     """Effective limits: an option (even 0) beats the env var; then the floor applies."""
     source = os.environ if env is None else env
-    out = {}
-    for name, (var, default, low, high, floor) in LIMITS.items():
+
+    def effective(name: str) -> int:
+        var, default, low, high, floor = LIMITS[name]
         given = (options or {}).get(name)
-        value = given if given is not None else parse_env_limit(source.get(var), default, low, high)
-        out[name] = max(floor, value)
-    return out
+        return max(floor, given if given is not None else parse_env_limit(source.get(var), default, low, high))
+    return {"max_lines": effective("max_lines"), "max_chars": effective("max_chars"),
+            "max_children": effective("max_children")}
 
 
 class Rendered:

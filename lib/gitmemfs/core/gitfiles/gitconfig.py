@@ -21,7 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Mapping
 
-Settings = dict  # key (section and name lower-cased, subsection as written) -> values in order
+# key (section and name lower-cased, subsection as written) -> values in order
+Settings = dict[str, list[str | None]]
 
 _MOVED = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_CONFIG")
 _SPACE = " \t"  # C's isspace, less the newline that ends a line (\r \v \f are left to git)
@@ -190,7 +191,7 @@ def _setting(body: str) -> tuple[str, str | None]:
 def _value(raw: str) -> str:
     """git's value rules, less quotes and escapes: leading and trailing blanks go, a
     run of blanks inside becomes as many spaces, `#` or `;` starts a comment."""
-    out = []
+    out: list[str] = []
     pending = 0
     for c in raw:
         if c in _SPACE:
@@ -222,13 +223,13 @@ def _from_environment(env: Mapping[str, str], found: Settings) -> None:
         except ValueError:
             raise Unsure("GIT_CONFIG_COUNT") from None
         for i in range(n):
-            key, value = env.get(f"GIT_CONFIG_KEY_{i}"), env.get(f"GIT_CONFIG_VALUE_{i}")
-            if key is None or value is None:
+            named, valued = env.get(f"GIT_CONFIG_KEY_{i}"), env.get(f"GIT_CONFIG_VALUE_{i}")
+            if named is None or valued is None:
                 raise Unsure("a missing GIT_CONFIG_KEY/VALUE")
-            found.setdefault(_canonical(key), []).append(value)
+            found.setdefault(_canonical(named), []).append(valued)
 
 
-def _parameters(params: str) -> list[tuple[str, str | None]]:
+def _parameters(params: str) -> list[tuple[str, str]]:
     """'a.b'='v' 'c.d'='w' ... as git writes them; Unsure on any other form."""
     if "\\" in params:
         raise Unsure("an escaped quote in GIT_CONFIG_PARAMETERS")

@@ -119,7 +119,8 @@ class HunkFailure(PatchError):
 
     @property
     def full_text(self) -> str:
-        return self.message + "\n" + self.details["diagnostic"]
+        diagnostic: str = self.details["diagnostic"]
+        return self.message + "\n" + diagnostic
 
 
 def apply_hunks(content: str, hunks: list[Hunk], rel: str, *, body_empty: bool) -> str:
@@ -155,8 +156,8 @@ def locate(lines: Lines, hunk: Hunk, start: int, rel: str, *, body_empty: bool, 
         bases = anchor_ends(lines, hunk.anchors, start)
         if not bases:
             missing = _missing_anchor(lines, hunk.anchors, start)
-            earlier = " after the previous hunk" if start and lines.find_line(missing, 0) else ""
-            raise failure(f'context not found: the @@ line "{missing}" does not occur{earlier} '
+            after = " after the previous hunk" if start and lines.find_line(missing, 0) else ""
+            raise failure(f'context not found: the @@ line "{missing}" does not occur{after} '
                           "in the file")
 
     candidates: list[int] = []
