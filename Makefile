@@ -46,7 +46,8 @@ lint: venv
 	$(VENV)/bin/lint-imports --no-logo
 	$(PY) -m mypy
 
-# The suite on every supported Python (3.10-3.13), each in a venv of its own.
+# The suite (a representative part: tools/test_matrix.sh) on every supported Python
+# (3.10-3.13), each in a venv of its own.
 matrix: venv
 	tools/test_matrix.sh
 

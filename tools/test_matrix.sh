@@ -7,7 +7,15 @@
 set -eu
 cd "$(dirname "$0")/.."
 versions=${PYTHONS:-3.10 3.11 3.12 3.13}
-tests=${MATRIX_TESTS:-}
+# A representative part of the suite, the hook and edit paths whole (MATRIX_TESTS=tests
+# for all of it): the package's own code on each Python, where versions differ.
+tests=${MATRIX_TESTS:-"tests/test_edit.py tests/test_hooks.py tests/test_hookless.py tests/test_object_format.py
+    tests/test_check.py tests/test_rules.py tests/test_memfile.py tests/test_paths.py tests/test_patch.py
+    tests/test_call.py tests/test_cli.py tests/test_history.py tests/test_layouts.py tests/test_approvals.py
+    tests/test_newcomer.py tests/test_write_failures.py tests/test_discovery.py tests/test_gitconfig.py
+    tests/test_index_lookup.py tests/test_fastargs.py tests/test_hotpath.py tests/test_architecture.py
+    tests/test_mcp.py tests/test_anthropic.py tests/test_redact.py tests/test_server_hooks.py
+    tests/test_concurrency.py tests/test_nofollow.py"}
 # The fleet soak (minutes of load) runs once, in make test; every other test runs here.
 select=${MATRIX_SELECT:-not soak}
 status=0
