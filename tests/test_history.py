@@ -462,3 +462,21 @@ def test_python_api_for_in_process_callers(mem: Path) -> None:
     assert out.as_dict()["restored_from"] == shas["rename"] and out.commit == head(mem)
     with pytest.raises(MemfsError, match="no commit abc1234 in this memory; see git memory log"):
         undo(repo, "abc1234", reason="x")
+
+
+def test_a_long_lived_process_keeps_its_index_only_while_it_is_the_same_file(repo: Path) -> None:
+    """The MCP server keeps its index connection between calls: removed (by redact, say)
+    or damaged in place, the next search builds it anew instead of answering from it."""
+    from gitmemfs.core.repo import open_repo
+    from gitmemfs.view.search import search
+
+    write(repo, "notes/a.md", memfile("A", "the albatross\n"))
+    commit_all(repo, "a")
+    mem = open_repo(str(repo))
+    assert search(mem, "albatross").total == 1
+    folder = repo / ".git/memory-search"
+    shutil.rmtree(folder)
+    assert search(mem, "albatross").total == 1 and (folder / "index.sqlite3").exists()
+    with open(folder / "index.sqlite3", "r+b") as fh:  # the same file, its pages overwritten
+        fh.write(b"\0garbage" * 4096)
+    assert search(mem, "albatross").total == 1

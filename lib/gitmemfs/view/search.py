@@ -309,16 +309,22 @@ def _ranked(repo: Repo, q: Query, tree: str, specs: list[str], where: str,
     """Files ranked by the index at `tree`; None when the query has no word."""
     if not q.words:
         return None
-    index = searchindex.Index.open(repo)
-    try:
-        con = index.at(tree).con
-        con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
+    for attempt in (1, 2):
+        index = searchindex.Index.open(repo)
         try:
-            return _rank_in(con, q, where, _prefixes(specs), pinned)
+            con = index.at(tree).con
+            con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
+            try:
+                return _rank_in(con, q, where, _prefixes(specs), pinned)
+            finally:
+                con.execute("COMMIT")
+        except sqlite3.DatabaseError:
+            index.discard()  # damaged while in use: built again once
+            if attempt == 2:
+                raise
         finally:
-            con.execute("COMMIT")
-    finally:
-        index.close()
+            index.close()
+    return None
 
 
 def _rank_in(con: sqlite3.Connection, q: Query, where: str, prefixes: list[str], pinned: str,

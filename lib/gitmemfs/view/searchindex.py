@@ -18,9 +18,11 @@ the index is built in memory for the one search.
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Iterator
 
@@ -40,6 +42,10 @@ class Unavailable(EnvironmentProblem):
     """This Python's SQLite has no FTS5."""
 
 
+_KEPT = threading.local()  # this thread's open indexes, by file
+
+
+@functools.lru_cache(maxsize=1)
 def fts5_available() -> bool:
     try:
         con = sqlite3.connect(":memory:")
@@ -81,11 +87,42 @@ class Index:
         self.con = con
         self.repo = repo
         self.where = where  # the file, or ":memory:"
+        self.identity: tuple[int, int] | None = None  # the file's (device, inode) when kept
 
     # -- opening ----------------------------------------------------------------------------
 
     @classmethod
     def open(cls, repo: Repo) -> Index:
+        """The index of `repo`'s git directory. A long-lived process (the MCP server)
+        keeps one connection per thread and file, used again while the file on disk is
+        the same one (same inode): reopening costs more than the search."""
+        path = os.path.join(repo.common_dir, "memory-search", "index.sqlite3")
+        kept: dict[str, Index] = getattr(_KEPT, "indexes", {})
+        cached = kept.get(path)
+        if cached is not None:
+            try:
+                st = os.stat(path)
+                if (st.st_dev, st.st_ino) == cached.identity:
+                    cached.repo = repo
+                    return cached
+            except OSError:
+                pass
+            _KEPT.indexes.pop(path, None)
+            cached.con.close()
+        index = cls._open(repo)
+        if index.where != ":memory:":
+            try:
+                st = os.stat(index.where)
+                index.identity = (st.st_dev, st.st_ino)
+                if not hasattr(_KEPT, "indexes"):
+                    _KEPT.indexes = {}
+                _KEPT.indexes[index.where] = index
+            except OSError:
+                pass
+        return index
+
+    @classmethod
+    def _open(cls, repo: Repo) -> Index:
         if not fts5_available():
             raise Unavailable("search: this Python's SQLite has no FTS5 full-text engine; use a Python "
                               "built with a standard SQLite (python.org, Debian, Homebrew and conda builds "
@@ -144,7 +181,16 @@ class Index:
                 pass
 
     def close(self) -> None:
+        """Close, unless this thread keeps the connection for its next search."""
+        if getattr(_KEPT, "indexes", {}).get(self.where) is not self:
+            self.con.close()
+
+    def discard(self) -> None:
+        """Drop a damaged index: closed, forgotten, removed; the next open builds anew."""
+        getattr(_KEPT, "indexes", {}).pop(self.where, None)
         self.con.close()
+        if self.where != ":memory:":
+            self._remove(Path(self.where))
 
     # -- bringing it to a tree ----------------------------------------------------------------
 
@@ -169,9 +215,8 @@ class Index:
         return self
 
     def _move(self, old: str | None, new: str) -> None:
-        if old is not None and self._tree_exists(old):
-            changes = list(self._diff(old, new))
-        else:
+        changes = self._diff(old, new) if old is not None else None
+        if changes is None:  # nothing indexed yet, or the old tree is gone (pruned, redacted)
             self.con.execute("DELETE FROM docs")
             self.con.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
             changes = [(path, oid) for path, oid in self._listing(new)]
@@ -197,10 +242,6 @@ class Index:
                          row)
         self.con.execute("DELETE FROM docs WHERE id = ?", (row[0],))
 
-    def _tree_exists(self, tree: str) -> bool:
-        res = self.repo.git("cat-file", "-e", f"{tree}^{{tree}}", check=False)
-        return res.code == 0
-
     def _listing(self, tree: str) -> Iterator[tuple[str, str]]:
         res = self.repo.git("ls-tree", "-r", "-z", "--full-tree", tree, spool=True)
         for record in res.raw.split(b"\0"):
@@ -211,10 +252,18 @@ class Index:
                 if not is_hidden(path):
                     yield path, parts[2].decode()
 
-    def _diff(self, old: str, new: str) -> Iterator[tuple[str, str | None]]:
-        """(path, new blob) for each path added or changed, (path, None) for each removed."""
-        res = self.repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", old, new, spool=True)
-        fields = res.raw.split(b"\0")
+    def _diff(self, old: str, new: str) -> list[tuple[str, str | None]] | None:
+        """(path, new blob) for each path added or changed, (path, None) for each removed;
+        None when git can't compare (the old tree is gone)."""
+        res = self.repo.git("diff-tree", "-r", "-z", "--no-renames", "--no-abbrev", old, new, spool=True,
+                            check=False)
+        if res.code != 0:
+            return None
+        return list(self._changes(res.raw))
+
+    @staticmethod
+    def _changes(raw: bytes) -> Iterator[tuple[str, str | None]]:
+        fields = raw.split(b"\0")
         for i in range(0, len(fields) - 1, 2):
             meta = fields[i].decode().lstrip(":").split()
             path = fields[i + 1].decode("utf-8", "surrogateescape")
