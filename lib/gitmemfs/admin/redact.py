@@ -34,6 +34,7 @@ import sysconfig
 import tempfile
 from typing import Any, Iterable, Sequence
 
+from gitmemfs.core import purge
 from gitmemfs.core.errors import BusyError, EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
@@ -292,24 +293,8 @@ def _restore_remotes(repo: Repo, saved: list[str]) -> None:
 
 
 def _clean_up(repo: Repo) -> None:
-    """Everything that may still hold the old text: reflogs, unreachable objects, the
-    search index, git's own pointers to old commits, finished dream runs' repositories."""
-    for name in ("memory-search", "filter-repo"):
-        shutil.rmtree(os.path.join(repo.common_dir, name), ignore_errors=True)
-    for name in ("ORIG_HEAD", "FETCH_HEAD"):
-        try:
-            os.unlink(os.path.join(repo.git_dir, name))
-        except FileNotFoundError:
-            pass
-    runs = os.path.join(repo.common_dir, "dream", "runs")
-    if os.path.isdir(runs):
-        for run in os.listdir(runs):
-            shutil.rmtree(os.path.join(runs, run, "git"), ignore_errors=True)
-    repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    # No commit-graph: a kill while gc wrote one leaves its lock, and every later gc
-    # would fail on it; the graph is only a speed-up, rebuilt by git's own maintenance.
-    repo.git("-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "-c", "gc.writeCommitGraph=false",
-             "gc", "--prune=now", "--quiet", timeout=3600)
+    """Everything that may still hold the old text (core/purge.py)."""
+    purge.forget_old_history(repo)
 
 
 def _record(repo: Repo, pending: dict[str, Any], reason: str | None) -> str:

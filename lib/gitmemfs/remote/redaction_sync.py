@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 
+from gitmemfs.core import purge
 from gitmemfs.core import redact as secrets
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import BlobReader
@@ -227,16 +227,5 @@ def _move(repo: Repo, pairing: redaction.Pairing, remote: str, record: str) -> s
 
 def _forget(repo: Repo) -> None:
     """The old objects go: nothing points at them, reflogs included, and they are pruned."""
-    shutil.rmtree(os.path.join(repo.common_dir, "memory-search"), ignore_errors=True)
-    for name in ("ORIG_HEAD",):
-        try:
-            os.unlink(os.path.join(repo.git_dir, name))
-        except FileNotFoundError:
-            pass
-    runs = os.path.join(repo.common_dir, "dream", "runs")
-    if os.path.isdir(runs):
-        for run in os.listdir(runs):
-            shutil.rmtree(os.path.join(runs, run, "git"), ignore_errors=True)
-    repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    repo.git("-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "gc", "--prune=now",
-             "--quiet", timeout=3600)
+    purge.forget_old_history(repo)
+

@@ -1,0 +1,30 @@
+"""Forgetting what a rewritten history held: after `git memory redact` rewrites the
+refs (admin/redact.py), or a clone moves onto a redacted history (remote/
+redaction_sync.py), everything that may still hold the old text goes: the search
+index, git's pointers to old commits, finished dream runs' private repositories,
+reflogs, and then every unreachable object."""
+from __future__ import annotations
+
+import os
+import shutil
+
+from gitmemfs.core.repo import Repo
+
+
+def forget_old_history(repo: Repo) -> None:
+    for name in ("memory-search", "filter-repo"):
+        shutil.rmtree(os.path.join(repo.common_dir, name), ignore_errors=True)
+    for name in ("ORIG_HEAD", "FETCH_HEAD"):
+        try:
+            os.unlink(os.path.join(repo.git_dir, name))
+        except FileNotFoundError:
+            pass
+    runs = os.path.join(repo.common_dir, "dream", "runs")
+    if os.path.isdir(runs):
+        for run in os.listdir(runs):
+            shutil.rmtree(os.path.join(runs, run, "git"), ignore_errors=True)
+    repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    # No commit-graph: a kill while gc wrote one leaves its lock, and every later gc
+    # would fail on it; the graph is only a speed-up, rebuilt by git's own maintenance.
+    repo.git("-c", "gc.reflogExpire=now", "-c", "gc.reflogExpireUnreachable=now", "-c", "gc.writeCommitGraph=false",
+             "gc", "--prune=now", "--quiet", timeout=3600)
