@@ -155,24 +155,11 @@ def redact(repo: Repo, texts: Sequence[str], paths: Sequence[str], *, dry_run: b
     if not repo.has_head():
         raise MemfsError("redact: this memory has no commits yet; nothing to redact")
     with repo.lock(timeout=10):
-        if _dream_running(repo):
+        if purge.dream_running(repo):
             raise BusyError("redact: a dream is running on this memory; wait for it (git dream list) and "
                             "run redact again")
         return _redact_locked(repo, list(texts), paths, dry_run=dry_run, reason=reason)
 
-
-def _dream_running(repo: Repo) -> bool:
-    """A dream holds its lock for its whole run (dream/lifecycle.py)."""
-    from gitmemfs.core.repo import FileLock
-
-    path = os.path.join(repo.common_dir, "dream", "lock")
-    if not os.path.exists(path):
-        return False
-    try:
-        with FileLock(path, repo.root, 0.05):
-            return False
-    except BusyError:
-        return True
 
 
 def _redact_locked(repo: Repo, texts: list[str], paths: list[str], *, dry_run: bool,

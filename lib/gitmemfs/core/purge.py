@@ -8,7 +8,21 @@ from __future__ import annotations
 import os
 import shutil
 
-from gitmemfs.core.repo import Repo
+from gitmemfs.core.errors import BusyError
+from gitmemfs.core.repo import FileLock, Repo
+
+
+def dream_running(repo: Repo) -> bool:
+    """Whether a dream holds its lock (dream/lifecycle.py holds it for the whole run):
+    its worktree and its merge would bring the old history back, so forgetting waits."""
+    path = os.path.join(repo.common_dir, "dream", "lock")
+    if not os.path.exists(path):
+        return False
+    try:
+        with FileLock(path, repo.root, 0.05):
+            return False
+    except BusyError:
+        return True
 
 
 def forget_old_history(repo: Repo) -> None:

@@ -81,24 +81,10 @@ def _ready(repo: Repo, record: str) -> None:
     said = f"git memory sync: the remote's history was redacted ({record[:7]})"
     if repo.git("status", "--porcelain", "-z", "--untracked-files=no").out:
         raise MemfsError(f"{said}; commit or discard the uncommitted changes, then sync again to move onto it")
-    if _dream_running(repo):
+    if purge.dream_running(repo):
         raise BusyError(f"{said}; a dream is running on this memory: wait for it (git dream list), then "
                         "sync again")
 
-
-def _dream_running(repo: Repo) -> bool:
-    """A dream holds its lock for its whole run (dream/lifecycle.py); its merge would
-    bring the old history back."""
-    from gitmemfs.core.repo import FileLock
-
-    path = os.path.join(repo.common_dir, "dream", "lock")
-    if not os.path.exists(path):
-        return False
-    try:
-        with FileLock(path, repo.root, 0.05):
-            return False
-    except BusyError:
-        return True
 
 
 class _Rewriter:
