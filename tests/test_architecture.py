@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(not LINT.exists(), reason="import-linter is not 
 
 def lint(lib: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(lib)}
-    return subprocess.run([str(LINT), "--no-cache", "--no-logo", str(ROOT / "setup.cfg")], cwd=lib,
+    return subprocess.run([str(LINT), "--no-cache", "--no-logo", "--config", str(ROOT / "setup.cfg")], cwd=lib,
                           capture_output=True, text=True, env=env)
 
 

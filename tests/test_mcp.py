@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import LIB, commit_all, git, head, memfile, memory, snapshot, write
+from conftest import LIB, commit_all, git, head, memfile, memory, snapshot, toml_loads, write
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
@@ -491,8 +491,7 @@ def test_install_writes_client_configuration(mem: Path, tmp_path: Path, hermetic
                      '\n[mcp_servers.web]\ncommand = "web"\n')
     done = memory("--memory-dir", str(mem), "mcp", "install", "codex", cwd=project)
     assert done.returncode == 0, done.stderr
-    import tomllib
-    parsed = tomllib.loads(codex.read_text())
+    parsed = toml_loads(codex.read_text())
     assert parsed["model"] == "o3" and parsed["mcp_servers"]["web"] == {"command": "web"}
     assert parsed["mcp_servers"]["memory"]["args"][-3:] == ["--memory-dir", str(mem), "mcp"]
     assert parsed["mcp_servers"]["memory"]["env"] == {"X": "1"}  # the user's own, kept

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git, head, memory, snapshot
+from conftest import git, head, memory, snapshot, toml_loads
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
@@ -388,18 +388,16 @@ def test_install_http_entries_and_keeps_a_users_additions(tmp_path: Path, mem: P
     codex.parent.mkdir()
     codex.write_text('model = "o3"\n\n[mcp_servers.memory]\ncommand = "old"\ntool_timeout_sec = 99\n\n'
                      '[mcp_servers.memory.env]\nX = "1"\n\n[mcp_servers.web]\ncommand = "web"\n')
-    import tomllib
-
     done = memory("--memory-dir", str(mem), "mcp", "install", "codex", cwd=project)
     assert done.returncode == 0, done.stderr
-    server = tomllib.loads(codex.read_text())["mcp_servers"]
+    server = toml_loads(codex.read_text())["mcp_servers"]
     assert server["memory"]["args"][-3:] == ["--memory-dir", str(mem), "mcp"]
     assert server["memory"]["required"] is True and server["memory"]["startup_timeout_sec"] >= 10
     assert server["memory"]["env"] == {"X": "1"} and server["memory"]["tool_timeout_sec"] == 99
     assert server["web"] == {"command": "web"}
     done = memory("mcp", "install", "codex", "--http", "http://127.0.0.1:8765/mcp", cwd=project)
     assert done.returncode == 0, done.stderr
-    server = tomllib.loads(codex.read_text())["mcp_servers"]["memory"]
+    server = toml_loads(codex.read_text())["mcp_servers"]["memory"]
     assert server["url"] == "http://127.0.0.1:8765/mcp" and "command" not in server and "args" not in server
     assert server["bearer_token_env_var"] == "GIT_MEMORY_MCP_TOKEN" and server["env"] == {"X": "1"}
     assert "s3cret" not in codex.read_text()
