@@ -11,9 +11,10 @@ from typing import Iterator
 import pytest
 
 if sys.version_info >= (3, 11):
-    from tomllib import loads as toml_loads
+    import tomllib
 else:  # the dev extra brings tomli where the standard library has no tomllib
-    from tomli import loads as toml_loads
+    import tomli as tomllib
+toml_loads = tomllib.loads
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "bin"

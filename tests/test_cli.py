@@ -11,11 +11,11 @@ from conftest import LIB, memory
 
 
 def test_edit_commands_import_only_what_they_run(mem: Path) -> None:
-    """An edit pays for the edit path only: not sh, yaml, the compiler, remotes or dream."""
+    """An edit pays for the edit path only: not yaml, the compiler, remotes or dream."""
     code = ("import sys, runpy; sys.argv = ['git-memory'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('gitmemfs.cli.memory', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "heavy = ['sh', 'yaml', 'gitmemfs.view', 'gitmemfs.remote', 'gitmemfs.dream', "
+            "heavy = ['yaml', 'gitmemfs.view', 'gitmemfs.remote', 'gitmemfs.dream', "
             "'gitmemfs.edit.patch', 'subprocess', 'dataclasses']\n"
             "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code, "str_replace", "system/contacts.md", "Tom", "Thomas",

@@ -530,13 +530,13 @@ def test_description_cache_is_used_and_checked(repo: Path, monkeypatch: pytest.M
 
 
 def test_spooled_git_runs_keep_the_runner_contract(repo: Path) -> None:
-    """run_light(spool=True) (temp files instead of pipes, for megabytes of output)."""
+    """run(spool=True) (temp files instead of pipes, for megabytes of output)."""
     from gitmemfs.core import git as runner
 
     oid = git("rev-parse", "HEAD:system/persona.md", cwd=repo).stdout.strip()
-    res = runner.run_light(["cat-file", "--batch"], cwd=repo, input=oid + "\n", spool=True)
+    res = runner.run(["cat-file", "--batch"], cwd=repo, input=oid + "\n", spool=True)
     assert res.raw.startswith(f"{oid} blob ".encode()) and b"\ndescription: " in res.raw
     with pytest.raises(runner.GitError) as err:
-        runner.run_light(["cat-file", "-p", "HEAD:no-such-file"], cwd=repo, spool=True)
+        runner.run(["cat-file", "-p", "HEAD:no-such-file"], cwd=repo, spool=True)
     assert "no-such-file" in err.value.stderr and err.value.exit_code == 128
-    assert runner.run_light(["rev-parse", "HEAD"], cwd=repo, spool=True).out.strip() == head(repo)
+    assert runner.run(["rev-parse", "HEAD"], cwd=repo, spool=True).out.strip() == head(repo)

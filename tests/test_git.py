@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -52,23 +53,21 @@ def test_scrub_drops_the_callers_config_too(monkeypatch: pytest.MonkeyPatch) -> 
 
 def test_ssh_runs_in_batch_mode_unless_the_user_chose_a_command(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    git.run_light(["init", "-q", str(tmp_path)], cwd=tmp_path)
+    git.run(["init", "-q", str(tmp_path)], cwd=tmp_path)
     assert git.ssh_default(tmp_path) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
     assert "GIT_SSH_COMMAND" not in git.environment(), "only network calls get it, and not always"
-    git.run_light(["config", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    git.run(["config", "core.sshCommand", "my-ssh"], cwd=tmp_path)
     assert git.ssh_default(tmp_path) == {}
     assert git.ssh_default(tmp_path, repo_config=False) == {"GIT_SSH_COMMAND": "ssh -o BatchMode=yes"}
-    git.run_light(["config", "--global", "core.sshCommand", "my-ssh"], cwd=tmp_path)
+    git.run(["config", "--global", "core.sshCommand", "my-ssh"], cwd=tmp_path)
     assert git.ssh_default(tmp_path, repo_config=False) == {}
-    git.run_light(["config", "--global", "--unset", "core.sshCommand"], cwd=tmp_path)
+    git.run(["config", "--global", "--unset", "core.sshCommand"], cwd=tmp_path)
     for name in ("GIT_SSH", "GIT_SSH_COMMAND"):
         assert git.ssh_default(tmp_path, repo_config=False, base={name: "/usr/bin/my-ssh"}) == {}
 
 
 def test_config_reaches_git_through_env(tmp_path: Path) -> None:
     res = git.run(["config", "--get", "memfs.probe"], cwd=tmp_path, config={"memfs.probe": "seen"})
-    assert res.out.strip() == "seen"
-    res = git.run_light(["config", "--get", "memfs.probe"], cwd=tmp_path, config={"memfs.probe": "seen"})
     assert res.out.strip() == "seen"
 
 
@@ -125,26 +124,46 @@ def test_failed_network_command_never_shows_the_token(tmp_path: Path) -> None:
 
 
 def test_timeout_becomes_git_error(tmp_path: Path) -> None:
-    for runner in (git.run, git.run_light):
+    for session in (False, True):
         with pytest.raises(git.GitError) as info:
-            runner(["-c", "alias.nap=!sleep 5", "nap"], cwd=tmp_path, timeout=0.5)
+            git.run(["-c", "alias.nap=!sleep 5", "nap"], cwd=tmp_path, timeout=0.5, session=session)
         assert info.value.timed_out and "timed out after 0.5s" in str(info.value)
+
+
+def test_a_timeout_ends_a_network_calls_helpers_too(tmp_path: Path) -> None:
+    # A transport helper (git-remote-http, ssh) that git started may wait on a silent
+    # server after git is gone; in its own session, the whole group ends with it.
+    pidfile = tmp_path / "helper.pid"
+    helper = f"!sh -c 'sleep 300 & echo $! > {pidfile}; wait'"
+    with pytest.raises(git.GitError) as info:
+        git.run(["-c", f"alias.fetchish={helper}", "fetchish"], cwd=tmp_path, timeout=1, session=True)
+    assert info.value.timed_out
+    pid = int(pidfile.read_text())
+    for _ in range(500):  # killed at once; reaped by init a moment later
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        with open(f"/proc/{pid}/stat") as stat:
+            if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                break
+        time.sleep(0.01)
+    else:
+        pytest.fail("the helper outlived the timed-out git")
 
 
 def test_missing_git_is_an_environment_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(EnvironmentProblem):
-        git.run_light(["status"], cwd=tmp_path)
-    with pytest.raises(EnvironmentProblem):
         git.run(["status"], cwd=tmp_path)
 
 
 def test_blob_reader_reads_many_through_one_process(tmp_path: Path) -> None:
-    git.run_light(["init", "-q", str(tmp_path)], cwd=tmp_path)
+    git.run(["init", "-q", str(tmp_path)], cwd=tmp_path)
     oids = []
     for i in range(300):
         data = (f"blob {i}\n" * 500).encode()
-        oids.append(git.run_light(["hash-object", "-w", "--stdin"], cwd=tmp_path, input=data).out.strip())
+        oids.append(git.run(["hash-object", "-w", "--stdin"], cwd=tmp_path, input=data).out.strip())
     with git.BlobReader(tmp_path) as reader:
         found = reader.read_many(oids + ["0" * 40])
     assert found["0" * 40] is None
@@ -180,12 +199,12 @@ def test_blob_reader_gives_up_after_its_timeout(tmp_path: Path, monkeypatch: pyt
     assert reader._proc.returncode != -1, "the stuck process was ended"
 
 
-def test_sh_is_not_imported_by_the_light_path() -> None:
+def test_yaml_is_not_imported_by_the_hot_path() -> None:
     import subprocess
     import sys
 
     code = ("import sys; sys.path.insert(0, %r); import gitmemfs.core.git as g, gitmemfs.core.rules, "
-            "gitmemfs.core.memfile; g.run_light(['--version']); print('sh' in sys.modules, 'yaml' in sys.modules)")
+            "gitmemfs.core.memfile; g.run(['--version']); print('subprocess' in sys.modules, 'yaml' in sys.modules)")
     lib = str(Path(__file__).resolve().parent.parent / "lib")
     out = subprocess.run([sys.executable, "-c", code % lib], capture_output=True, text=True, env=os.environ)
     assert out.stdout.strip() == "False False", out.stderr

@@ -57,11 +57,11 @@ def test_description_line_breaks_become_spaces() -> None:
 
 
 def test_pre_commit_path_imports_no_heavy_module() -> None:
-    """What the hook imports: none of re, typing, dataclasses, json, sh, yaml, subprocess.
+    """What the hook imports: none of re, typing, dataclasses, json, yaml, subprocess.
     (`signal` is in, with the enum, functools and collections it brings: the private
     `_signal` saved ~4 % of a hook, under the fast-path rule's 5 %.)"""
     code = ("import sys; import gitmemfs.hookmain; "
-            "print(' '.join(m for m in ('re', 'typing', 'dataclasses', 'json', 'sh', "
+            "print(' '.join(m for m in ('re', 'typing', 'dataclasses', 'json', "
             "'yaml', 'subprocess') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
                          capture_output=True, text=True, check=True).stdout
@@ -156,7 +156,7 @@ def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
 
 def test_run_light_many_runs_each_command_and_keeps_their_order(mem) -> None:
     from gitmemfs.core import git as gitrun
-    top, bad, cfg = gitrun.run_light_many([["rev-parse", "--show-toplevel"], ["rev-parse", "--verify", "nope"],
+    top, bad, cfg = gitrun.run_many([["rev-parse", "--show-toplevel"], ["rev-parse", "--verify", "nope"],
                                            ["config", "-z", "--list"]], cwd=str(mem / "system"))
     assert top.code == 0 and top.out.strip() == str(mem)
     assert bad.code != 0

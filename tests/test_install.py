@@ -3,7 +3,7 @@ the commands linked into PREFIX/bin, man pages, completion and guides under
 PREFIX/share) that works on its own from a plain copy of the source, and after the quick
 start from the checkout, run by the checkout's venv, without touching that venv.
 
-Each install creates a venv and pip-installs the package into it (PyYAML and sh from
+Each install creates a venv and pip-installs the package into it (PyYAML from
 the configured index), then the installed commands make a real edit through the hooks
 they install, with nothing of the checkout on PATH.
 """

@@ -199,15 +199,13 @@ def test_a_timed_out_call_leaves_no_helper_behind(server: GitServer, tmp_path: P
     seed(server, tmp_path)
     server.delay = 120.0
     url = server.url()
-    for runner in (gitrun.run, gitrun.run_light):
-        kw = {"session": True} if runner is gitrun.run_light else {}
-        with pytest.raises(GitError) as info:
-            runner(["clone", "-q", url, str(tmp_path / runner.__name__)], cwd=tmp_path, timeout=2, **kw)
-        assert info.value.timed_out
-        deadline = time.monotonic() + 10
-        while helpers_for(url) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert helpers_for(url) == [], "a transport helper outlived the timed-out call"
+    with pytest.raises(GitError) as info:
+        gitrun.run(["clone", "-q", url, str(tmp_path / "clone")], cwd=tmp_path, timeout=2, session=True)
+    assert info.value.timed_out
+    deadline = time.monotonic() + 10
+    while helpers_for(url) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert helpers_for(url) == [], "a transport helper outlived the timed-out call"
 
 
 # -- waiting on a server: a heartbeat, or a live line on a terminal ------------------------------

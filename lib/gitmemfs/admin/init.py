@@ -57,8 +57,8 @@ def init(directory: str | None = None, *, memory_dir: str | None = None, agent_i
             raise MemfsError(f"memory init: {path} is not empty and not a git repository; choose an empty "
                              "directory, or run git init there and commit your files first")
         oserrors.make_folders(path, "memory init")
-        git.run_light(["init", "-q", path], cwd=os.path.dirname(path) or ".")
-        git.run_light(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
+        git.run(["init", "-q", path], cwd=os.path.dirname(path) or ".")
+        git.run(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
         found = describe_git_dir(path)
     if found is None:
         raise MemfsError(f"memory init: git made no repository at {path}")

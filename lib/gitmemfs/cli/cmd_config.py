@@ -42,7 +42,7 @@ def _scopes(root: str) -> dict[str, tuple[str, str]]:
     """{lower-case key: (last value, its scope)} from one `git config --list --show-scope`."""
     from gitmemfs.core import git
 
-    res = git.run_light(["config", "-z", "--list", "--show-scope"], cwd=root, check=False)
+    res = git.run(["config", "-z", "--list", "--show-scope"], cwd=root, check=False)
     out: dict[str, tuple[str, str]] = {}
     items = res.out.split("\0")
     for scope, item in zip(items[0::2], items[1::2]):

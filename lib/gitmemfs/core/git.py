@@ -2,17 +2,14 @@
 
 Every git command line starts with `-c commit.gpgsign=false` (agent identities
 have no signing key), runs without a shell, with a non-interactive environment
-and a timeout. Failures become `GitError`, whose every field is redacted; the
-exceptions of the `sh` library (which carry the full command line) never
-escape this module.
+and a timeout. Failures become `GitError`, whose every field is redacted.
 
-Two transports share the argv, env and error logic:
-- `run()` uses `sh` (the design card's library; imported lazily), for network
-  calls: git starts in its own session, so it has no terminal to prompt on, and
-  a timeout or an interrupt ends the whole group (git-remote-http, ssh) with it.
-- `run_light()` uses os.posix_spawn, for the hot paths (hooks, `check`, the
-  edit commands) where importing `sh` (~55 ms), or even `subprocess` (~3 ms),
-  would eat the latency budget.
+`run()` starts git over os.posix_spawn (no `subprocess` import, ~3 ms a hook
+would pay). For a network call `session=True` starts git in its own session, so
+it has no terminal to prompt on, and a timeout or an interrupt ends the whole
+group (git-remote-http, ssh) with it. `run_many()`, `start_light()` and
+`start_detached()` are the same start-up for several commands at once, for one
+waited on later, and for housekeeping no one waits for.
 `BlobReader` streams many blobs through one `git cat-file --batch` process.
 
 Secrets never go on a command line: `config=` values reach git through
@@ -35,7 +32,6 @@ from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import; the hooks import this module
 if TYPE_CHECKING:
-    from types import ModuleType
     from typing import IO, Any, Iterable, Mapping, Sequence, Tuple, Union
 
     # Config for one git call: a mapping, or pairs when a key must repeat (an empty
@@ -219,7 +215,7 @@ def ssh_default(cwd: str | os.PathLike[str] | None, *, repo_config: bool = True,
     env = os.environ if base is None else base
     if env.get("GIT_SSH_COMMAND") or env.get("GIT_SSH"):
         return {}
-    res = run_light(["config", "--get", "core.sshCommand"], cwd=cwd, check=False,
+    res = run(["config", "--get", "core.sshCommand"], cwd=cwd, check=False,
                     env=None if repo_config else {"GIT_DIR": os.devnull})
     if res.code == 0 and res.out.strip():
         return {}
@@ -245,61 +241,11 @@ def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
         input: str | bytes | None = None, env: Mapping[str, str] | None = None,
         config: Config | None = None, scrub: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
-        ok: Iterable[int] = (0,)) -> Result:
-    """Run git through `sh`, in its own session (see the module doc). Raises
-    GitError unless the exit code is in `ok` or check=False."""
-    argv = argv_for(args)
-    full_env = environment(env, config=config, scrub=scrub)
-    sh = _sh()
-    cmd = None
-    try:
-        cmd = sh.Command("git")(
-            *argv[1:], _cwd=os.fspath(cwd) if cwd is not None else None, _env=full_env,
-            _in=input, _tty_out=False, _tty_in=False, _timeout=timeout, _new_session=True,
-            _bg=True, _bg_exc=False, _ok_code=list(range(256)), _return_cmd=True, _truncate_exc=False,
-            _log_msg=lambda *a: "git",
-        )
-        cmd.wait()
-        result = Result(cmd.exit_code, bytes(cmd.stdout or b""), bytes(cmd.stderr or b""), argv)
-    except sh.TimeoutException:
-        _end_group(cmd)
-        raise GitError(argv, -1, timed_out=True, timeout=timeout) from None
-    except sh.CommandNotFound:
-        raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
-    except sh.ErrorReturnCode as exc:  # e.g. killed by a signal
-        _end_group(cmd)
-        raise GitError(argv, getattr(exc, "exit_code", -1), exc.stdout, exc.stderr) from None
-    except OSError as exc:
-        _end_group(cmd)
-        raise GitError(argv, -1, stderr=str(exc)) from None
-    except BaseException:  # e.g. KeyboardInterrupt: git is in its own session, so end it too
-        _end_group(cmd)
-        raise
-    return _checked(result, check, ok)
-
-
-def _end_group(cmd: object) -> None:
-    """Kill what is left of a `run()` call's session: after a timeout git itself is
-    gone, but a transport helper it started (git-remote-http, ssh) may still wait
-    on a silent server. (A pid is not reused while its group has members.)"""
-    pid = getattr(cmd, "pid", None)
-    if not pid:
-        return
-    try:
-        os.killpg(pid, SIGKILL)
-    except OSError:
-        pass
-
-
-def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-              input: str | bytes | None = None, env: Mapping[str, str] | None = None,
-              config: Config | None = None, scrub: bool = False,
-              timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
-              ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False,
-              session: bool = False) -> Result:
-    """Same contract as `run()`, over os.posix_spawn (no `sh`, no `subprocess` import).
-    `session=True` starts git in its own session as `run()` does (for a network
-    call), so a timeout ends its helpers too.
+        ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False,
+        session: bool = False) -> Result:
+    """Run git; GitError unless the exit code is in `ok` or check=False.
+    `session=True` starts git in its own session (for a network call), so a
+    timeout or an interrupt ends its helpers too.
 
     `spool=True` passes input and output through temporary files instead of
     pipes: for megabytes (a `cat-file --batch` of 100,000 blobs) that saves the
@@ -320,9 +266,9 @@ def run_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     return _checked(Result(child.returncode, out, err, argv), check, ok)
 
 
-def run_light_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[str] | None = None,
-                   env: Mapping[str, str] | None = None,
-                   timeout: float | None = DEFAULT_TIMEOUT) -> list[Result]:
+def run_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[str] | None = None,
+             env: Mapping[str, str] | None = None,
+             timeout: float | None = DEFAULT_TIMEOUT) -> list[Result]:
     """Several short read-only git commands at once (check=False, no input): all start
     before any is waited for, so their start-ups overlap on a second core. Each one's
     output is read to the end in turn; one that fills its pipe just waits for us."""
@@ -603,25 +549,6 @@ def _checked(result: Result, check: bool, ok: Iterable[int]) -> Result:
     if check and result.code not in tuple(ok):
         raise GitError(result.argv, result.code, result.raw, result.err_raw)
     return result
-
-
-_SH: ModuleType | None = None
-
-
-def _sh() -> ModuleType:
-    """Import `sh` on first use, with its loggers silenced (they log full command lines)."""
-    global _SH
-    if _SH is None:
-        import logging
-
-        import sh
-
-        log = logging.getLogger("sh")
-        log.setLevel(logging.CRITICAL + 1)
-        log.propagate = False
-        log.addHandler(logging.NullHandler())
-        _SH = sh
-    return _SH
 
 
 SMALL_BATCH = 4096  # bytes of requests a pipe always takes at once (POSIX PIPE_BUF or more)

@@ -129,7 +129,7 @@ class Repo:
 
     def git(self, *args: str, **kw: Any) -> git.Result:
         """Local git in this work tree (light transport; see git.py)."""
-        return git.run_light(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
+        return git.run(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
 
     def reload_config(self) -> None:
         self.config = read_config(self.root)
@@ -223,7 +223,7 @@ _DESCRIBE = ("rev-parse", "--is-bare-repository", "--show-toplevel", "--absolute
 
 
 def read_config(cwd: str) -> dict[str, list[str]]:
-    return _parse_config(git.run_light(list(_CONFIG_LIST), cwd=cwd, check=False))
+    return _parse_config(git.run(list(_CONFIG_LIST), cwd=cwd, check=False))
 
 
 def _parse_config(res: git.Result) -> dict[str, list[str]]:
@@ -253,7 +253,7 @@ def _lower_keys(found: gitconfig.Settings) -> dict[str, list[str]]:
 
 def describe_git_dir(path: str) -> tuple[str, str, str] | None:
     """(top level, git dir, common dir) of the work tree containing `path`, or None."""
-    return _parse_describe(git.run_light(list(_DESCRIBE), cwd=path, check=False), path)
+    return _parse_describe(git.run(list(_DESCRIBE), cwd=path, check=False), path)
 
 
 def _parse_describe(res: git.Result, path: str) -> tuple[str, str, str] | None:
@@ -299,9 +299,9 @@ def _open_with_git(path: str, named: str | None) -> Repo:
     # the work tree is the top's (read from `path`, it is only used if `path` is a repo).
     # (The config from the files themselves when core/gitfiles/gitconfig.py can: one process less.)
     if any(os.environ.get(k) for k in git.REPO_ENV):
-        described, listed = git.run_light_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
+        described, listed = git.run_many([_DESCRIBE, _CONFIG_LIST], cwd=path)
     else:
-        described, listed = git.run_light(list(_DESCRIBE), cwd=path, check=False), None
+        described, listed = git.run(list(_DESCRIBE), cwd=path, check=False), None
     found = _parse_describe(described, path)
     if found is None:
         raise EnvironmentProblem(
@@ -310,7 +310,7 @@ def _open_with_git(path: str, named: str | None) -> Repo:
     top, git_dir, common = found
     config = _config_here(git_dir, common) if listed is None else None
     if config is None:
-        listed = listed or git.run_light(list(_CONFIG_LIST), cwd=path, check=False)
+        listed = listed or git.run(list(_CONFIG_LIST), cwd=path, check=False)
         config = _parse_config(listed)
     return Repo(root=top, git_dir=git_dir, common_dir=common, config=config)
 

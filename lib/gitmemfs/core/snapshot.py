@@ -47,8 +47,8 @@ class Snapshot:
         # whole answer from memory: a few syscalls instead of a round trip per blob
         # (git.BlobReader is for readers that ask as they go).
         payload = "".join(oid + "\n" for oid in oids)
-        res = git.run_light(["cat-file", "--batch", "--buffer"], cwd=self.root, input=payload,
-                            spool=len(oids) > 1000)
+        res = git.run(["cat-file", "--batch", "--buffer"], cwd=self.root, input=payload,
+                      spool=len(oids) > 1000)
         return parse_batch(res.raw, oids)
 
     def start_read(self, entries: Iterable[FileEntry]) -> PendingRead:
@@ -100,14 +100,14 @@ def load(root: str, rev: str = "HEAD") -> Snapshot:
     """List the files of `rev` (HEAD by default; an unborn HEAD is an empty snapshot)."""
     if not rev or rev.startswith("-") or any(c in rev for c in "\0\n"):
         raise UsageError(f"not a revision: {rev!r}; give a commit such as HEAD or HEAD~3")
-    res = git.run_light(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=root, check=False)
+    res = git.run(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=root, check=False)
     if res.code != 0:
         if rev == "HEAD":
             return Snapshot(root, None, [])
         raise MemfsError(f"unknown revision {rev!r}; give a commit such as HEAD, HEAD~3 or a commit id "
                          "(git log lists them)")
     sha = res.out.strip()
-    listing = git.run_light(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root, spool=True)
+    listing = git.run(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root, spool=True)
     return Snapshot(root, sha, parse_ls_tree(listing.raw))
 
 

@@ -296,8 +296,8 @@ class Finalizer:
         message = (f"merge(dream): {summary_of(repo, head, n)}\n\n" + "\n".join(
             [f"Dream-Id: {wt.id}", f"Dream-Base: {wt.base}", f"Dream-Commits: {n}", *self.trailers,
              *extra_trailers]) + "\n")
-        merge = git.run_light(["commit-tree", tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,
-                              input=message, env=self.ident).out.strip()
+        merge = git.run(["commit-tree", tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,
+                        input=message, env=self.ident).out.strip()
         head = kept_head  # what a refusal keeps: the dream's own commits
         result_check = check.commit_range(repo.root, f"{merge}^!", approvals=frozenset())
         if not result_check.ok:

@@ -49,8 +49,8 @@ def _view_env(quarantine: str, common_dir: str) -> dict[str, str]:
 
 def view(repo: Repo, quarantine: str, *args: str, input: str | None = None) -> git.Result:
     """Run git in the quarantine's view (never trusted: used to find, not to decide)."""
-    return git.run_light(list(args), cwd=repo.root, input=input, check=False, config=_DISTRUST,
-                         env=_view_env(quarantine, repo.common_dir))
+    return git.run(list(args), cwd=repo.root, input=input, check=False, config=_DISTRUST,
+                   env=_view_env(quarantine, repo.common_dir))
 
 
 def _present(repo: Repo, oids: Iterable[str]) -> set[str]:
@@ -96,8 +96,8 @@ def bring_in(repo: Repo, quarantine: str, tips: Iterable[str | None], holds: Ite
         if indexed.code != 0:
             raise Tampered("git index-pack --strict refused the agent's objects: " + _why(indexed))
         name = indexed.out.strip().split()[-1] if indexed.out.strip() else ""
-        walk = git.run_light(["rev-list", "--objects", "--quiet", *missing, "--not", *have], cwd=repo.root,
-                             check=False, env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": stage,
+        walk = git.run(["rev-list", "--objects", "--quiet", *missing, "--not", *have], cwd=repo.root,
+                       check=False, env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": stage,
                                                "GIT_OBJECT_DIRECTORY": os.path.join(repo.common_dir, "objects")})
         if walk.code != 0 or not name:
             raise Tampered("the agent's commits are incomplete: " + _why(walk))

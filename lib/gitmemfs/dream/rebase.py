@@ -28,7 +28,7 @@ class Replay:
 
 def _git(repo: Repo, *args: str, env: Mapping[str, str] | None = None, input: str | None = None,
          ok: tuple[int, ...] = (0,)) -> git.Result:
-    return git.run_light(list(args), cwd=repo.root, env=dict(env or {}), input=input, check=False, ok=ok)
+    return git.run(list(args), cwd=repo.root, env=dict(env or {}), input=input, check=False, ok=ok)
 
 
 def replay(repo: Repo, base: str, head: str, onto: str, ident: Mapping[str, str]) -> Replay:

@@ -31,7 +31,7 @@ _COMMIT_ENV = ("GIT_REFLOG_ACTION", "GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE")
 
 
 def _git(root: str, *args: str) -> git.Result:
-    return git.run_light(list(args), cwd=root, scrub=True, check=False, timeout=30)
+    return git.run(list(args), cwd=root, scrub=True, check=False, timeout=30)
 
 
 def _clean_env() -> dict[str, str]:

@@ -113,8 +113,8 @@ def create(repo: Repo, dirs: Dirs, dream_id: str, base: str) -> Worktree:
         fh.write(os.path.join(common, "objects") + "\n")
     path = dirs.worktree(dream_id)
     branch = BRANCH_PREFIX + dream_id
-    res = git.run_light([f"--git-dir={own}", "worktree", "add", "-q", "-b", branch, "--", path, base],
-                        cwd=repo.root, check=False, config=NO_EOL)
+    res = git.run([f"--git-dir={own}", "worktree", "add", "-q", "-b", branch, "--", path, base],
+                  cwd=repo.root, check=False, config=NO_EOL)
     admin = os.path.join(os.path.realpath(own), "worktrees", dream_id)
     wt = Worktree(dream_id, path, admin, branch, base, own)
     if res.code != 0:
@@ -276,8 +276,8 @@ def conversions(repo: Repo, paths: list[str]) -> list[str]:
     if not paths or not _attribute_files(repo, paths):
         return []
     feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
-    res = git.run_light(["check-attr", "-z", "--stdin", "--cached", *_CONVERTING], cwd=repo.root, input=feed,
-                        check=False)
+    res = git.run(["check-attr", "-z", "--stdin", "--cached", *_CONVERTING], cwd=repo.root, input=feed,
+                  check=False)
     if res.code != 0:
         return []
     fields = res.out.split("\0")
@@ -407,9 +407,9 @@ def _ignored(repo: Repo, wt: Worktree, paths: list[str]) -> set[str]:
     if not paths:
         return set()
     feed = b"".join(os.fsencode(p) + b"\0" for p in paths)
-    res = git.run_light([*_SAFE_GIT, f"--git-dir={repo.common_dir}", f"--work-tree={wt.path}",
+    res = git.run([*_SAFE_GIT, f"--git-dir={repo.common_dir}", f"--work-tree={wt.path}",
                          "check-ignore", "-z", "--stdin", "--no-index"],
-                        cwd=repo.root, input=feed, check=False, ok=(0, 1))
+                  cwd=repo.root, input=feed, check=False, ok=(0, 1))
     return set(res.zsplit()) if res.code == 0 else set()
 
 
@@ -467,26 +467,26 @@ def commit_entries(repo: Repo, entries: dict[str, _Entry], changed: list[str], h
         index_env = {**env, "GIT_INDEX_FILE": index}
         feed = b"".join(f"{e.mode} {e.oid}\t".encode() + os.fsencode(rel) + b"\0"
                         for rel, e in sorted(entries.items()))
-        git.run_light(["update-index", "-z", "--index-info"], cwd=repo.root, input=feed, env=index_env)
-        tree = git.run_light(["write-tree"], cwd=repo.root, env=index_env).out.strip()
+        git.run(["update-index", "-z", "--index-info"], cwd=repo.root, input=feed, env=index_env)
+        tree = git.run(["write-tree"], cwd=repo.root, env=index_env).out.strip()
     finally:
         for leftover in (index, index + ".lock"):
             if os.path.exists(leftover):
                 os.unlink(leftover)
-    return git.run_light(["commit-tree", tree, "-p", head, "-F", "-"], cwd=repo.root, input=message,
-                         env=env).out.strip()
+    return git.run(["commit-tree", tree, "-p", head, "-F", "-"], cwd=repo.root, input=message,
+                   env=env).out.strip()
 
 
 def _write_blobs(repo: Repo, entries: list[_Entry]) -> None:
     by_path = [e for e in entries if e.abspath is not None and "\n" not in e.abspath]
     if by_path:
         feed = "".join(e.abspath + "\n" for e in by_path if e.abspath).encode("utf-8", "surrogateescape")
-        git.run_light(["hash-object", "-w", "--no-filters", "--stdin-paths"], cwd=repo.root, input=feed)
+        git.run(["hash-object", "-w", "--no-filters", "--stdin-paths"], cwd=repo.root, input=feed)
     for e in entries:
         if e.link is not None:
-            git.run_light(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=e.link)
+            git.run(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=e.link)
         elif e.abspath is not None and "\n" in e.abspath:
-            git.run_light(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=_read(e.abspath))
+            git.run(["hash-object", "-w", "--no-filters", "--stdin"], cwd=repo.root, input=_read(e.abspath))
 
 
 # -- removal -------------------------------------------------------------------------------

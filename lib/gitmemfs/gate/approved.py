@@ -50,7 +50,7 @@ class Approvals:
 
 
 def signers_configured(cwd: str, env: dict[str, str] | None = None) -> bool:
-    res = git.run_light(["config", "--get", SIGNERS], cwd=cwd, env=env, check=False)
+    res = git.run(["config", "--get", SIGNERS], cwd=cwd, env=env, check=False)
     return res.code == 0 and bool(res.out.strip())
 
 
@@ -77,7 +77,7 @@ def by_commit(cwd: str, commits: Sequence[str], env: dict[str, str] | None = Non
     for commits whose signature git verifies as good by an allowed signer. (`git
     memory redact` asks for REDACT here, as protect does for PROTECT.)"""
     feed = "".join(c + "\n" for c in commits)
-    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
+    res = git.run(["log", "--no-walk=unsorted", "--stdin", "--format=%H%x01%(trailers:key="
                          f"{approval.TRAILER},valueonly,separator=%x20)%x02"], cwd=cwd, env=env, input=feed)
     found: dict[str, frozenset[str]] = {}
     for record in res.out.split("\x02"):
@@ -96,6 +96,6 @@ def verified(cwd: str, commits: Sequence[str], env: dict[str, str] | None = None
     It runs the signing program once a commit: ask only for those that claim approval."""
     if not commits:
         return set()
-    res = git.run_light(["log", "--no-walk=unsorted", "--stdin", "--format=%H %G?"], cwd=cwd, env=env,
-                        input="".join(sha + "\n" for sha in commits), check=False)
+    res = git.run(["log", "--no-walk=unsorted", "--stdin", "--format=%H %G?"], cwd=cwd, env=env,
+                  input="".join(sha + "\n" for sha in commits), check=False)
     return {line.split()[0] for line in res.out.splitlines() if line.endswith(" G")}

@@ -130,7 +130,7 @@ def settings(cwd: str, env: dict[str, str] | None = None, res: git.Result | None
     """`memory.checkScope` and `memory.layout` in one git call (lower-cased keys);
     `res` is that call's result when it already ran."""
     if res is None:
-        res = git.run_light(SETTINGS, cwd=cwd, env=env, check=False)
+        res = git.run(SETTINGS, cwd=cwd, env=env, check=False)
     found: dict[str, str] = {}
     for item in res.out.split("\0") if res.code == 0 else ():
         key, _, value = item.partition("\n")
@@ -171,7 +171,7 @@ def context_at(reader: git.BlobReader | loose.Reader, prefix: str, configured: s
 
 
 def scope_for(cwd: str, env: dict[str, str] | None = None) -> str:
-    res = git.run_light(["config", "--get", "memory.checkScope"], cwd=cwd, env=env, check=False)
+    res = git.run(["config", "--get", "memory.checkScope"], cwd=cwd, env=env, check=False)
     try:
         return rules.valid_scope(res.out.strip() if res.code == 0 else None)
     except ValueError as exc:
@@ -348,7 +348,7 @@ def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None,
         return []
     spec = [f"{folder}/"] if folder else []
     if prefix == ":":
-        res = git.run_light(["ls-files", "-s", "-z", "--", *spec], cwd=cwd, env=env, check=False)
+        res = git.run(["ls-files", "-s", "-z", "--", *spec], cwd=cwd, env=env, check=False)
         out = []
         for item in res.out.split("\0") if res.code == 0 else ():
             meta, _, path = item.partition("\t")
@@ -356,8 +356,8 @@ def _tree_paths(cwd: str, prefix: str | None, env: dict[str, str] | None,
                 mode, oid = meta.split(" ")[:2]
                 out.append((path, mode, oid))
         return out
-    res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", prefix[:-1], "--", *spec], cwd=cwd, env=env,
-                        check=False)
+    res = git.run(["ls-tree", "-r", "-z", "--full-tree", prefix[:-1], "--", *spec], cwd=cwd, env=env,
+                  check=False)
     if res.code != 0:
         return []
     return [(e.path, e.mode, e.oid) for e in parse_ls_tree(res.raw)]
@@ -416,14 +416,14 @@ def _core_blobs(cwd: str, ctx: Context, env: dict[str, str] | None) -> list[byte
     from gitmemfs.core.snapshot import parse_ls_tree  # only when a core file changes
 
     if ctx.prefix == ":":
-        res = git.run_light(["ls-files", "-s", "-z"], cwd=cwd, env=env)
+        res = git.run(["ls-files", "-s", "-z"], cwd=cwd, env=env)
         pairs = []
         for item in res.out.split("\0"):
             meta, _, path = item.partition("\t")
             if path:
                 pairs.append((path, meta.split(" ")[1]))
     else:
-        res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", ctx.prefix[:-1], "--"], cwd=cwd, env=env)
+        res = git.run(["ls-tree", "-r", "-z", "--full-tree", ctx.prefix[:-1], "--"], cwd=cwd, env=env)
         pairs = [(e.path, e.oid) for e in parse_ls_tree(res.raw)]
     oids = [oid for path, oid in pairs if layouts.is_core(path, ctx.layout) and not layouts.is_hidden(path)]
     assert ctx.reader is not None
@@ -481,10 +481,10 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
             res = diff.result()
             found = settings(cwd, env) if found is None else found
         elif found is None:
-            res, config = git.run_light_many([git.STAGED_DIFF, SETTINGS], cwd=cwd, env=env)
+            res, config = git.run_many([git.STAGED_DIFF, SETTINGS], cwd=cwd, env=env)
             found = settings(cwd, env, config)
         else:
-            res = git.run_light(git.STAGED_DIFF, cwd=cwd, env=env, check=False)
+            res = git.run(git.STAGED_DIFF, cwd=cwd, env=env, check=False)
         if res.code != 0:
             raise git.GitError(res.argv, res.code, res.raw, res.err_raw)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
@@ -511,8 +511,8 @@ def _merge_guards(cwd: str, env: dict[str, str] | None) -> list[Change]:
     other parents: a file protected there must come through unchanged (item 11)."""
     guards = []
     for sha in merge_heads(cwd, env):
-        res = git.run_light(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", sha, "--"],
-                            cwd=cwd, env=env, check=False)
+        res = git.run(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", sha, "--"],
+                      cwd=cwd, env=env, check=False)
         if res.code != 0:
             raise MemfsError(f"cannot compare the staged tree with the merged commit {sha[:12]}")
         for ch in _parse_raw(res.out.split("\0"), headers=False):
@@ -540,7 +540,7 @@ def _git_path(cwd: str, name: str, env: dict[str, str] | None) -> str:
     dot = os.path.join(cwd, ".git")
     if os.path.isdir(dot):
         return os.path.join(dot, name)
-    res = git.run_light(["rev-parse", "--git-path", name], cwd=cwd, env=env, check=False)
+    res = git.run(["rev-parse", "--git-path", name], cwd=cwd, env=env, check=False)
     return os.path.join(cwd, res.out.strip()) if res.code == 0 else os.path.join(dot, name)
 
 
@@ -548,7 +548,7 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     """Every file of a tree as it stands (no history rules)."""
     from gitmemfs.core.snapshot import parse_ls_tree  # not on the pre-commit path
 
-    res = git.run_light(["ls-tree", "-r", "-z", "--full-tree", rev, "--"], cwd=cwd, env=env, check=False)
+    res = git.run(["ls-tree", "-r", "-z", "--full-tree", rev, "--"], cwd=cwd, env=env, check=False)
     if res.code != 0:
         raise MemfsError(f"git memory check: cannot read the tree of {rev!r}; is it a commit?")
     entries = parse_ls_tree(res.raw)
@@ -611,9 +611,9 @@ def audit(cwd: str, env: dict[str, str] | None = None) -> Report:
     changes, the staged tree is audited and each problem HEAD already had is marked
     as predating the staged change (a problem can block a commit it did not cause)."""
     head = tree(cwd, "HEAD", env=env)
-    if git.run_light(["diff", "--cached", "--quiet", "HEAD", "--"], cwd=cwd, env=env, check=False).code == 0:
+    if git.run(["diff", "--cached", "--quiet", "HEAD", "--"], cwd=cwd, env=env, check=False).code == 0:
         return head
-    written = git.run_light(["write-tree"], cwd=cwd, env=env, check=False)
+    written = git.run(["write-tree"], cwd=cwd, env=env, check=False)
     if written.code != 0:  # an unmerged index has no tree yet
         return head
     staged_tree = tree(cwd, written.out.strip(), env=env)
@@ -648,8 +648,8 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     else this process's environment and trusted trailers (a dream's gate passes none).
     """
     revs = [spec] if isinstance(spec, str) else list(spec)
-    listed = git.run_light(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
-                           cwd=cwd, env=env, check=False)
+    listed = git.run(["rev-list", "--reverse", "--topo-order", "--parents", *revs, "--"],
+                     cwd=cwd, env=env, check=False)
     if listed.code != 0:
         shown = spec if isinstance(spec, str) else " ".join(revs)
         raise MemfsError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
@@ -657,13 +657,13 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     if not lines:
         return Report("range", [], 0, 0)
     feed = "".join(" ".join(parts[:2]) + "\n" for parts in lines)
-    res = git.run_light([*_DIFF_TREE, "--root"], cwd=cwd, input=feed, env=env)
+    res = git.run([*_DIFF_TREE, "--root"], cwd=cwd, input=feed, env=env)
     changes = list(_parse_raw(res.out.split("\0"), headers=True))
     # diff-tree prints nothing for an empty diff, so which parent a block belongs to
     # is only certain when each call compares with one parent per commit.
     others = "".join(f"{parts[0]} {parent}\n" for parts in lines for parent in parts[2:])
     if others:
-        res = git.run_light(list(_DIFF_TREE), cwd=cwd, input=others, env=env)
+        res = git.run(list(_DIFF_TREE), cwd=cwd, input=others, env=env)
         for ch in _parse_raw(res.out.split("\0"), headers=True):
             if ch.old_oid is not None:  # only what a parent had can be protected there
                 ch.guard = True
@@ -732,7 +732,7 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     report.mode = "push"
     report.problems[:0] = refused
     for old, new in dict.fromkeys(judged):
-        res = git.run_light(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev",
+        res = git.run(["diff-tree", "-r", "-z", "--no-renames", "--no-abbrev",
                              old, new, "--"], cwd=cwd, env=env)
         changes = list(_parse_raw(res.out.split("\0"), headers=False))
         for ch in changes:
@@ -754,14 +754,14 @@ def _always(ctx: Context) -> Callable[[str | None], Context]:
 
 
 def has_commit(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> bool:
-    return git.run_light(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=cwd, env=env,
-                         check=False).code == 0
+    return git.run(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=cwd, env=env,
+                   check=False).code == 0
 
 
 def _is_commit(cwd: str, rev: str, env: dict[str, str] | None) -> bool:
-    res = git.run_light(["cat-file", "-t", rev], cwd=cwd, env=env, check=False)
+    res = git.run(["cat-file", "-t", rev], cwd=cwd, env=env, check=False)
     if res.out.strip() == "tag":  # annotated tags: judge what they point at
-        res = git.run_light(["cat-file", "-t", rev + "^{}"], cwd=cwd, env=env, check=False)
+        res = git.run(["cat-file", "-t", rev + "^{}"], cwd=cwd, env=env, check=False)
     return res.code == 0 and res.out.strip() == "commit"
 
 

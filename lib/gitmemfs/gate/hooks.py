@@ -62,7 +62,7 @@ def place(path: str) -> Place:
     try:
         found = describe_git_dir(path)
     except EnvironmentProblem:  # a bare repository: no work tree, but hooks all the same
-        res = git.run_light(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=path)
+        res = git.run(["rev-parse", "--absolute-git-dir", "--git-common-dir"], cwd=path)
         git_dir, common = res.out.splitlines()
         return Place(path, git_dir, os.path.normpath(os.path.join(path, common)), True)
     if found is None:
@@ -80,13 +80,13 @@ def _place_of(repo: Repo | Place | str) -> Place:
 
 
 def hooks_dir(where: Place) -> str:
-    res = git.run_light(["rev-parse", "--git-path", "hooks"], cwd=where.cwd)
+    res = git.run(["rev-parse", "--git-path", "hooks"], cwd=where.cwd)
     return os.path.normpath(os.path.join(where.cwd, res.out.strip()))
 
 
 def _hooks_path_setting(where: Place) -> tuple[str | None, str | None]:
     """(core.hooksPath, the config scope it comes from), or (None, None)."""
-    res = git.run_light(["config", "--show-scope", "--get", "core.hooksPath"], cwd=where.cwd, check=False)
+    res = git.run(["config", "--show-scope", "--get", "core.hooksPath"], cwd=where.cwd, check=False)
     if res.code != 0 or not res.out.strip():
         return None, None
     scope, _, value = res.out.rstrip("\n").partition("\t")
@@ -392,13 +392,13 @@ def record_layout(where: Place, layout: str) -> None:
     """Set memory.layout where the hooks run; refuse to change one already set, since the
     files already accepted were judged by it."""
     key = layouts.CONFIG_KEY
-    current = git.run_light(["config", "--local", "--get", key], cwd=where.common_dir, check=False).out.strip()
+    current = git.run(["config", "--local", "--get", key], cwd=where.common_dir, check=False).out.strip()
     if current == layout:
         return
     if current:
         raise MemfsError(f"hooks: this repository's memory.layout is {current}, not {layout}; a layout is not "
                          f"changed in passing (run git config memory.layout {layout} if you mean it)")
-    git.run_light(["config", "--local", key, layout], cwd=where.common_dir)
+    git.run(["config", "--local", key, layout], cwd=where.common_dir)
 
 
 def install_for_init(repo: Repo) -> str:

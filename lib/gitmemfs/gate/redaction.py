@@ -122,8 +122,8 @@ def pair(cwd: str, old: str, new: str, env: dict[str, str] | None = None, *,
     """Whether the history of `new` is the history of `old`, redacted; None if not."""
     if old == new:
         return None
-    only_old = git.run_light(["rev-list", old, "--not", new, "--"], cwd=cwd, env=env, check=False)
-    only_new = git.run_light(["rev-list", new, "--not", old, "--"], cwd=cwd, env=env, check=False)
+    only_old = git.run(["rev-list", old, "--not", new, "--"], cwd=cwd, env=env, check=False)
+    only_new = git.run(["rev-list", new, "--not", old, "--"], cwd=cwd, env=env, check=False)
     if only_old.code or only_new.code:
         return None
     olds, news = only_old.out.split(), only_new.out.split()
@@ -201,8 +201,8 @@ def _trees(cwd: str, commits: dict[str, Commit], result: Pairing, reader: git.Bl
     feed = "".join(f"{n} {o}\n" for o, n in result.twins.items() if commits[o].tree != commits[n].tree)
     if not feed:
         return True
-    res = git.run_light(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev"], cwd=cwd,
-                        input=feed, env=env, check=False)
+    res = git.run(["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev"], cwd=cwd,
+                  input=feed, env=env, check=False)
     if res.code != 0:
         return False
     blobs: set[tuple[str, str]] = set()
@@ -234,8 +234,8 @@ def _trees(cwd: str, commits: dict[str, Commit], result: Pairing, reader: git.Bl
 
 
 def _chain(cwd: str, tip: str, stop: Sequence[str], env: dict[str, str] | None) -> list[str]:
-    res = git.run_light(["rev-list", "--first-parent", tip, "--not", *stop, "--"], cwd=cwd, env=env,
-                        check=False)
+    res = git.run(["rev-list", "--first-parent", tip, "--not", *stop, "--"], cwd=cwd, env=env,
+                  check=False)
     return res.out.split() if res.code == 0 else []
 
 
@@ -300,7 +300,7 @@ def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str]
     problems: list[rules.Problem] = []
     allowed: bool | None = None
     for old, new, ref in moves:
-        if git.run_light(["merge-base", "--is-ancestor", old, new], cwd=cwd, env=env, check=False).code == 0:
+        if git.run(["merge-base", "--is-ancestor", old, new], cwd=cwd, env=env, check=False).code == 0:
             out.append((old, new))
             continue
         found = follow(cwd, new, [old], [old], env)
@@ -313,7 +313,7 @@ def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str]
             continue
         if ref == MAIN:
             if allowed is None:
-                res = git.run_light(["config", "--type=bool", "--get", ALLOW], cwd=cwd, env=env, check=False)
+                res = git.run(["config", "--type=bool", "--get", ALLOW], cwd=cwd, env=env, check=False)
                 allowed = res.code == 0 and res.out.strip() == "true"
             if not allowed:
                 problems.append(rules.Problem(ref, REFUSED))

@@ -155,8 +155,8 @@ def _link_git_dir(path: str, git_dir: str, *, chosen: bool) -> None:
     A history found by the default key but recorded for another folder (the one that was
     at this place was moved, or deleted) is not taken over unless `chosen` (git_dir=)."""
     if os.path.exists(os.path.join(git_dir, "HEAD")):
-        recorded = git.run_light(["config", "--file", os.path.join(git_dir, "config"), "--get", FOLDER_ID],
-                                 check=False).out.strip()
+        recorded = git.run(["config", "--file", os.path.join(git_dir, "config"), "--get", FOLDER_ID],
+                           check=False).out.strip()
         if not chosen and recorded and recorded != _folder_id(path):
             raise ValueError(f"{git_dir} is the history of another folder that was at {path} (moved or deleted "
                              "since: a moved one took its history along); pass git_dir= to continue that history "
@@ -164,8 +164,8 @@ def _link_git_dir(path: str, git_dir: str, *, chosen: bool) -> None:
     else:
         _secure_mkdir(os.path.dirname(git_dir))
         # git writes its `.git` text file here; the link below replaces it.
-        git.run_light(["init", "-q", f"--separate-git-dir={git_dir}", path], cwd=path)
-        git.run_light(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
+        git.run(["init", "-q", f"--separate-git-dir={git_dir}", path], cwd=path)
+        git.run(["symbolic-ref", "HEAD", "refs/heads/main"], cwd=path)
     link = os.path.join(path, f".git.{os.getpid()}.{threading.get_ident()}")
     os.symlink(git_dir, link, target_is_directory=True)
     os.replace(link, os.path.join(path, ".git"))  # atomic: git never sees the folder without one

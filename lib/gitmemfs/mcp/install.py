@@ -84,8 +84,8 @@ def project_dir(cwd: str, memory_trees: list[str]) -> tuple[str, str]:
         return cwd, ""
     from gitmemfs.core import git
 
-    res = git.run_light(["rev-parse", "--show-toplevel"], cwd=os.path.dirname(os.path.abspath(inside)),
-                        check=False)
+    res = git.run(["rev-parse", "--show-toplevel"], cwd=os.path.dirname(os.path.abspath(inside)),
+                  check=False)
     enclosing = res.out.strip() if res.code == 0 else ""
     if enclosing and not any(_within(enclosing, t) for t in memory_trees):
         return enclosing, f"{cwd} is inside the memory, so this went to the project that encloses it"

@@ -220,8 +220,8 @@ def changed_paths(repo: Repo, old: str | None, new: str | None) -> list[str]:
     if new is None:
         return []
     if old is None:
-        res = git.run_light(["ls-tree", "-r", "-z", "--name-only", new], cwd=repo.root, check=False)
+        res = git.run(["ls-tree", "-r", "-z", "--name-only", new], cwd=repo.root, check=False)
     else:
-        res = git.run_light(["diff", "--no-renames", "--name-only", "-z", old, new], cwd=repo.root,
-                            check=False)
+        res = git.run(["diff", "--no-renames", "--name-only", "-z", old, new], cwd=repo.root,
+                      check=False)
     return res.zsplit() if res.code == 0 else []

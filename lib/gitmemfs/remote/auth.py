@@ -75,7 +75,7 @@ def valid_scheme(value: str | None, where: str = "memory.authScheme") -> str:
 def configured_scheme() -> str | None:
     """memory.authScheme from the user's global or system config (for a clone, which
     has no repository config yet; GIT_DIR keeps any surrounding repo out of it)."""
-    res = git.run_light(["config", "--get", "memory.authScheme"], env={"GIT_DIR": os.devnull}, check=False)
+    res = git.run(["config", "--get", "memory.authScheme"], env={"GIT_DIR": os.devnull}, check=False)
     return res.out.strip() or None if res.code == 0 else None
 
 

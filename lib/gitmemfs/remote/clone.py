@@ -43,7 +43,7 @@ def clone(url: str | None, directory: str | None = None, *, letta_agent: str | N
     if auth_scheme is not None:
         auth_scheme = authmod.valid_scheme(auth_scheme, "--auth-scheme")
     if branch is not None and (not branch or branch.startswith("-") or
-                               git.run_light(["check-ref-format", "--branch", branch], check=False).code):
+                               git.run(["check-ref-format", "--branch", branch], check=False).code):
         raise UsageError(f"git memory clone: --branch {branch!r} is not a branch name")
     dest = _destination(url, directory, memory_dir, letta_agent, env)
     existed = _check_destination(dest)

@@ -45,9 +45,9 @@ _EXIT = re.compile(r"^exit=(\d+)$")
 
 def _config(git_dir: str) -> dict[str, str]:
     """The mirror settings (lower-cased keys) in one git call."""
-    res = git.run_light(["--git-dir", git_dir, "config", "-z", "--get-regexp",
+    res = git.run(["--git-dir", git_dir, "config", "-z", "--get-regexp",
                          r"^(memory\.mirror(url|timeout)|letta\.memoryRepository\.url)$"],
-                        cwd=git_dir, check=False, scrub=True)
+                  cwd=git_dir, check=False, scrub=True)
     found: dict[str, str] = {}
     for item in res.zsplit():
         key, _, value = item.partition("\n")
@@ -85,7 +85,7 @@ def show_url(url: str | None) -> str | None:
 def after_commit(cwd: str) -> bool:
     """post-commit: start a detached push of main when a mirror is configured and
     the commit is on main. Returns whether a push was started."""
-    res = git.run_light(["rev-parse", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd=cwd, check=False)
+    res = git.run(["rev-parse", "--git-common-dir", "--symbolic-full-name", "HEAD"], cwd=cwd, check=False)
     lines = res.out.splitlines()
     if res.code != 0 or len(lines) != 2 or lines[1] != f"refs/heads/{BRANCH}":
         return False  # detached HEAD, or another branch (dream/…): never mirrored
@@ -179,8 +179,8 @@ def _push_locked(common_dir: str, url: str, branch: str, timeout: float, note: s
     if refused:
         _append(common_dir, f"\n--- {_now()} (none) on {branch} ---\nerror: {refused}\nexit=1\n")
         return 1, refused
-    sha = git.run_light(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
-                        cwd=common_dir, check=False, scrub=True).out.strip()
+    sha = git.run(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
+                  cwd=common_dir, check=False, scrub=True).out.strip()
     _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n{note}")
     code, output = _push(common_dir, url, branch, timeout,
                          notify=lambda line: _append(common_dir, line + "\n"))
@@ -198,8 +198,8 @@ def _push(common_dir: str, url: str, branch: str, timeout: float,
     config = [(f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
     for attempt in range(1, network.TRIES + 1):
         try:
-            res = git.run_light(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
-                                session=True, env=git.ssh_default(common_dir))
+            res = git.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                          session=True, env=git.ssh_default(common_dir))
         except git.GitError as exc:
             err = exc
             code, text = 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))

@@ -173,10 +173,9 @@ class Network:
         for attempt in range(1, self.tries + 1):
             try:
                 with Waiting(label, self.notify if self._notify_set else None):
-                    # posix_spawn in a session of its own, as sh would: a timeout ends
-                    # git's helpers too, and a sync does not pay for importing sh.
-                    res = git.run_light(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
-                                        check=False, session=True)
+                    # in a session of its own: a timeout ends git's helpers too
+                    res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
+                                  check=False, session=True)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

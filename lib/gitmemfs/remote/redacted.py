@@ -83,5 +83,5 @@ def push(repo: Repo, targets: list[Target]) -> list[str]:
 
 def _network(repo: Repo, url: str, args: list[str]) -> git.Result:
     creds = auth.for_remote(url, repo.cfg("memory.authScheme"))
-    return git.run_light(args, cwd=repo.root, config=[*creds.config(), *network.stall_config(120)],
-                         timeout=300, check=False, env=git.ssh_default(repo.root))
+    return git.run(args, cwd=repo.root, config=[*creds.config(), *network.stall_config(120)],
+                   timeout=300, check=False, env=git.ssh_default(repo.root))
