@@ -115,6 +115,20 @@ def memfile(description: str, body: str = "", *extra: str) -> str:
     return "\n".join(head_lines) + "\n" + body
 
 
+def fast_import(repo: Path, history: list[tuple[dict[str, str], str]]) -> None:
+    """Commit each (files, message) of `history` on main through git fast-import (a long
+    history in one process), then check it out."""
+    chunks = []
+    for n, (files, message) in enumerate(history):
+        body = "".join(f"M 100644 inline {p}\ndata {len(d.encode())}\n{d}\n" for p, d in files.items())
+        chunks.append(f"commit refs/heads/main\nauthor A <a@example.invalid> {1700000000 + n} +0000\n"
+                      f"committer A <a@example.invalid> {1700000000 + n} +0000\n"
+                      f"data {len(message.encode())}\n{message}\n"
+                      + ("from refs/heads/main^0\n" if n == 0 else "") + body)
+    git("fast-import", "--quiet", cwd=repo, input="".join(chunks))
+    git("reset", "-q", "--hard", "main", cwd=repo)
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A fresh memory repository made by `git memory init`."""

@@ -19,51 +19,22 @@ import json
 import os
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Iterator
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conftest import git, memfile, memory, run, write
+from fuzzkit import Tally, examples, profiles
 from gitmemfs.core import entries, paths, rules
 
-PURE = int(os.environ.get("GIT_MEMFS_FUZZ") or 300)
-E2E = int(os.environ.get("GIT_MEMFS_FUZZ_E2E") or 4)
-COUNT: Counter[str] = Counter()
-ESCAPES: Counter[str] = Counter()
-
-# make test runs a fixed sample so CI is repeatable; make fuzz (GIT_MEMFS_FUZZ set) explores anew.
-FIXED = not os.environ.get("GIT_MEMFS_FUZZ")
-pure = settings(max_examples=PURE, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-slow = settings(max_examples=E2E, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                       HealthCheck.filter_too_much])
-
-
-def tried(kind: str) -> None:
-    """One example of a property, counted once however many checks it makes."""
-    COUNT[kind] += 1
-
-
-def escaped(kind: str, ok: bool, detail: object) -> None:
-    if not ok:
-        ESCAPES[kind] += 1
-    assert ok, detail
-
-
-@pytest.fixture(scope="module", autouse=True)
-def summary() -> Iterator[None]:
-    yield
-    line = json.dumps({"examples": sum(COUNT.values()), "escapes": sum(ESCAPES.values()),
-                       "per_property": dict(COUNT)})
-    print(f"\nfuzz: {line}")
-    out = os.environ.get("GIT_MEMFS_FUZZ_REPORT")
-    if out:
-        Path(out).write_text(line + "\n")
+PURE, E2E = examples(e2e=4)
+pure, slow = profiles(PURE, E2E)
+TALLY = Tally("gate")
+summary = TALLY.summary()
+tried, escaped = TALLY.tried, TALLY.escaped
 
 
 # -- an independent port of git's fsck name checks (utf8.c, path.c) ----------------------------

@@ -20,49 +20,29 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conftest import git, memfile, memory, write
+from fuzzkit import Tally, examples, profiles
 from gitmemfs.core import constraints, jsoninput
 
 # Examples per pure property: GIT_MEMFS_FUZZ_JSON, else GIT_MEMFS_FUZZ (make fuzz sets both).
-PURE = int(os.environ.get("GIT_MEMFS_FUZZ_JSON") or os.environ.get("GIT_MEMFS_FUZZ") or 300)
-E2E = int(os.environ.get("GIT_MEMFS_FUZZ_E2E") or 4)
-COUNT: Counter[str] = Counter()
-ESCAPES: Counter[str] = Counter()
-FIXED = not os.environ.get("GIT_MEMFS_FUZZ")
-pure = settings(max_examples=PURE, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-slow = settings(max_examples=E2E * 5, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
-                                       HealthCheck.filter_too_much])
+PURE, E2E = examples(e2e=4, pure_env="GIT_MEMFS_FUZZ_JSON")
+pure, slow = profiles(PURE, E2E * 5)
+TALLY = Tally("json")
+summary = TALLY.summary()
 
 
 def escaped(kind: str, ok: bool, detail: object) -> None:
-    COUNT[kind] += 1
-    if not ok:
-        ESCAPES[kind] += 1
-    assert ok, detail
-
-
-@pytest.fixture(scope="module", autouse=True)
-def summary() -> Iterator[None]:
-    yield
-    line = json.dumps({"examples": sum(COUNT.values()), "escapes": sum(ESCAPES.values()),
-                       "per_property": dict(COUNT)})
-    print(f"\nfuzz (json): {line}")
-    out = os.environ.get("GIT_MEMFS_FUZZ_JSON_REPORT")
-    if out:
-        Path(out).write_text(line + "\n")
+    TALLY.tried(kind)  # every check here is one example
+    TALLY.escaped(kind, ok, detail)
 
 
 # -- a JSON writer that knows what it wrote ------------------------------------------------------

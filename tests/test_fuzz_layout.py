@@ -20,47 +20,25 @@ and prints {"examples": N, "escapes": 0, ...} for this file.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conftest import git, memory, write
+from fuzzkit import Tally, examples, profiles
 from gitmemfs.core import constraints, rules
 from gitmemfs.core import layout as layouts
 
-PURE = int(os.environ.get("GIT_MEMFS_FUZZ") or 300)
-E2E = int(os.environ.get("GIT_MEMFS_FUZZ_E2E") or 4)
-FIXED = not os.environ.get("GIT_MEMFS_FUZZ")
-COUNT: Counter[str] = Counter()
-ESCAPES: Counter[str] = Counter()
-pure = settings(max_examples=PURE, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-slow = settings(max_examples=E2E, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-
-
-@pytest.fixture(scope="module", autouse=True)
-def summary() -> Iterator[None]:
-    yield
-    line = json.dumps({"examples": sum(COUNT.values()), "escapes": sum(ESCAPES.values()),
-                       "per_property": dict(COUNT)})
-    print(f"\nfuzz (layout flips): {line}")
-    out = os.environ.get("GIT_MEMFS_FUZZ_LAYOUT_REPORT")
-    if out:
-        Path(out).write_text(line + "\n")
-
-
-def escaped(kind: str, ok: bool, detail: object) -> None:
-    if not ok:
-        ESCAPES[kind] += 1
-    assert ok, detail
+PURE, E2E = examples(e2e=4)
+pure, slow = profiles(PURE, E2E)
+TALLY = Tally("layout")
+summary = TALLY.summary()
+tried, escaped = TALLY.tried, TALLY.escaped
 
 
 FOLDERS = ["", "a", "a/b", "c", "system", "skills/s"]
@@ -173,7 +151,7 @@ def test_fuzz_an_accepted_change_leaves_a_tree_the_whole_audit_accepts(data: st.
         listed=lambda folder: sorted(p for p in tree if not folder or p.startswith(folder + "/")),
         read=lambda p: changes[p] if p in changes else tree.get(p),
         limits=lambda p, d: constraints.file_problems(p, d, layout, LIMITS))]
-    COUNT["pure: change of a valid tree"] += 1
+    tried("pure: change of a valid tree")
     if found:
         return  # refused: nothing to prove
     had_memory = any(layouts.is_markdown(p) for p in tree)
@@ -224,7 +202,7 @@ def test_fuzz_histories_the_range_gate_accepts_leave_a_valid_tree(template: Path
                 write(repo, _path("c" if folder != "c" else "a", name), data)
             git("add", "-A", cwd=repo)
             git("commit", "-q", "--no-verify", "--allow-empty", "-m", f"{op} {target}", cwd=repo)
-        COUNT["e2e: history past the hook"] += 1
+        tried("e2e: history past the hook")
         ranged = memory("check", f"{base}..HEAD", cwd=repo)
         if ranged.returncode == 0:
             whole = memory("check", "--all", cwd=repo)

@@ -11,26 +11,21 @@ property); `make test` runs a fixed sample.
 """
 from __future__ import annotations
 
-import os
 import sqlite3
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from conftest import commit_all, git, memfile, memory, write
+from fuzzkit import examples, profiles
 from gitmemfs.core.errors import UsageError
 from gitmemfs.view import regexbound, searchindex
 from gitmemfs.view.search import Query, _rank_in
 
-PURE = int(os.environ.get("GIT_MEMFS_FUZZ") or 300)
-E2E = int(os.environ.get("GIT_MEMFS_FUZZ_E2E") or 3)
-FIXED = not os.environ.get("GIT_MEMFS_FUZZ")
-pure = settings(max_examples=PURE, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-slow = settings(max_examples=E2E, deadline=None, database=None, derandomize=FIXED,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+PURE, E2E = examples(e2e=3)
+pure, slow = profiles(PURE, E2E)
 
 DOCS = {
     "notes/a.md": "---\ndescription: Alpha notes\n---\nThe quick brown fox.\nNEAR AND OR NOT words.\n",

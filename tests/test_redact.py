@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, head, memfile, memory, write
+from conftest import fast_import, git, head, memfile, memory, write
 
 pytest.importorskip("git_filter_repo", reason="git-filter-repo is not installed (the redact extra)")
 
@@ -38,7 +38,7 @@ def reachable_objects(repo: Path) -> str:
 def build_history(repo: Path, commits: int) -> None:
     """`commits` commits through git fast-import: the secret enters three files at
     different points and leaves one of them again; the rest is unrelated."""
-    chunks = []
+    history: list[tuple[dict[str, str], str]] = []
     for n in range(commits):
         files = {f"notes/n{n % 20:02d}.md": memfile(f"Note {n % 20}", f"entry {n}\n")}
         if n == 10:
@@ -52,13 +52,8 @@ def build_history(repo: Path, commits: int) -> None:
         if n == 60:
             files["notes/private.md"] = memfile("Private", f"{PERSON}\n")
         message = f"commit {n}" + (f" (used {SECRET})" if n == 11 else "")
-        body = "".join(f"M 100644 inline {p}\ndata {len(d.encode())}\n{d}\n" for p, d in files.items())
-        chunks.append(f"commit refs/heads/main\nauthor A <a@example.invalid> {1700000000 + n} +0000\n"
-                      f"committer A <a@example.invalid> {1700000000 + n} +0000\n"
-                      f"data {len(message.encode())}\n{message}\n"
-                      + ("from refs/heads/main^0\n" if n == 0 else "") + body)
-    git("fast-import", "--quiet", cwd=repo, input="".join(chunks))
-    git("reset", "-q", "--hard", "main", cwd=repo)
+        history.append((files, message))
+    fast_import(repo, history)
 
 
 @pytest.fixture

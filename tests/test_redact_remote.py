@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import git, head, memfile, memory, write
+from conftest import fast_import, git, head, memfile, memory, write
 
 pytest.importorskip("git_filter_repo", reason="git-filter-repo is not installed (the redact extra)")
 
@@ -27,7 +27,7 @@ def all_objects(repo: Path) -> bytes:
 
 def build(repo: Path, commits: int) -> None:
     """A history through fast-import: the secret in two files and one message."""
-    chunks = []
+    history: list[tuple[dict[str, str], str]] = []
     for n in range(commits):
         files = {f"notes/n{n % 7}.md": memfile(f"Note {n % 7}", f"entry {n}\n")}
         if n == 5:
@@ -35,13 +35,8 @@ def build(repo: Path, commits: int) -> None:
         if n == 12:
             files["system/ops.md"] = memfile("Ops", f"rotate {SECRET} monthly\n")
         message = f"commit {n}" + (f" (used {SECRET})" if n == 6 else "")
-        body = "".join(f"M 100644 inline {p}\ndata {len(d.encode())}\n{d}\n" for p, d in files.items())
-        chunks.append(f"commit refs/heads/main\nauthor A <a@example.invalid> {1700000000 + n} +0000\n"
-                      f"committer A <a@example.invalid> {1700000000 + n} +0000\n"
-                      f"data {len(message.encode())}\n{message}\n"
-                      + ("from refs/heads/main^0\n" if n == 0 else "") + body)
-    git("fast-import", "--quiet", cwd=repo, input="".join(chunks))
-    git("reset", "-q", "--hard", "main", cwd=repo)
+        history.append((files, message))
+    fast_import(repo, history)
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, TypeVar
 
 from gitmemfs.core import memfile, nofollow, rules
 from gitmemfs.core.errors import MemfsError
@@ -51,6 +51,8 @@ MAX_LINES = 999_999
 WIDTH = len(str(MAX_LINES))
 FILE_MODE = 0o600  # the reference's modes, whatever the umask
 DIR_MODE = 0o700
+T = TypeVar("T")  # what an edit hands back to its answer (see rewrite)
+
 # Names git gives a meaning to: writing them would change how git reads the memory.
 CONTROL = frozenset({".git", ".gitattributes", ".gitmodules", ".gitignore"})
 
@@ -326,6 +328,25 @@ class AnthropicMemory:
                            reason=self.why(args, f"create {path}"))
         return Outcome(f"File created successfully at: {path}", sha, [rel])
 
+    def rewrite(self, args: dict[str, Any], path: str, op: str,
+                edit: Callable[[bytes, str], tuple[str, T]]) -> tuple[T, str | None, str]:
+        """Edit one file: `edit(data, rel)` gives its new text and what the answer needs.
+        It runs first on the file as it is (a refusal needs no lock), then again under
+        the lock on the file as committed; an edit that changes nothing commits nothing.
+        Returns what `edit` gave, the commit (or None) and the file's repository path."""
+        full, rel = self.editable(path)
+        edit(self.read(full, path), rel)
+        with self.session([rel]) as s:
+            data = s.read(rel)
+            if data is None:
+                raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
+                                  "concurrently).")
+            text, extra = edit(data, rel)
+            after = text.encode("utf-8")
+            sha = s.commit([Change(rel, after)], op=op, reason=self.why(args, f"{op} {path}")) \
+                if after != data else None
+        return extra, sha, rel
+
     def editable(self, path: str) -> tuple[str, str]:
         full, rel = self.locate(path)
         if not os.path.exists(full):
@@ -340,7 +361,7 @@ class AnthropicMemory:
         if not isinstance(new, str):
             raise ToolFailure("The str_replace command needs 'new_str' (a string)")
 
-        def edit(data: bytes) -> tuple[str, str, int]:
+        def edit(data: bytes, rel: str) -> tuple[str, tuple[str, int]]:
             head, content = self.split(data, path, rel)
             count = content.count(old)
             if count == 0:
@@ -351,20 +372,9 @@ class AnthropicMemory:
                                   f"in lines: {', '.join(map(str, match_lines(content, old)))}. "
                                   "Please ensure it is unique")
             self.refuse_read_only(data, path, "modified")
-            return head + content.replace(old, new), content, content[:content.find(old)].count("\n")
+            return head + content.replace(old, new), (content, content[:content.find(old)].count("\n"))
 
-        full, rel = self.editable(path)
-        edit(self.read(full, path))  # a refusal needs no lock: answered before taking it
-        with self.session([rel]) as s:
-            data = s.read(rel)
-            if data is None:
-                raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
-                                  "concurrently).")
-            after, before, changed = edit(data)  # again under the lock: the file as committed
-            sha = None
-            if after.encode("utf-8") != data:
-                sha = s.commit([Change(rel, after.encode("utf-8"))], op="str_replace",
-                               reason=self.why(args, f"str_replace {path}"))
+        (before, changed), sha, rel = self.rewrite(args, path, "str_replace", edit)
         lines = before.replace(old, new).split("\n")
         start, stop = max(0, changed - 2), min(len(lines), changed + 3)
         return Outcome("The memory file has been edited. Here is the snippet showing the change (with line "
@@ -376,7 +386,7 @@ class AnthropicMemory:
         if not isinstance(text, str):
             raise ToolFailure("The insert command needs 'insert_text' (a string)")
 
-        def edit(data: bytes) -> str:
+        def edit(data: bytes, rel: str) -> tuple[str, None]:
             head, content = self.split(data, path, rel)
             lines = split_keeping_cr(content)
             if line < 0 or line > len(lines):
@@ -385,18 +395,9 @@ class AnthropicMemory:
             self.refuse_read_only(data, path, "modified")
             lines.insert(line, text.rstrip("\n"))
             after = "\n".join(lines)
-            return head + (after if after.endswith("\n") else after + "\n")
+            return head + (after if after.endswith("\n") else after + "\n"), None
 
-        full, rel = self.editable(path)
-        edit(self.read(full, path))  # a refusal needs no lock: answered before taking it
-        with self.session([rel]) as s:
-            data = s.read(rel)
-            if data is None:
-                raise ToolFailure(f"The file {path} no longer exists (may have been deleted or renamed "
-                                  "concurrently).")
-            after = edit(data).encode("utf-8")
-            sha = s.commit([Change(rel, after)], op="insert", reason=self.why(args, f"insert {path}")) \
-                if after != data else None
+        _, sha, rel = self.rewrite(args, path, "insert", edit)
         return Outcome(f"The file {path} has been edited.", sha, [rel] if sha else [])
 
     def do_delete(self, args: dict[str, Any]) -> Outcome:
