@@ -154,7 +154,7 @@ def test_anything_else_gets_the_whole_parser(argv: list[str]) -> None:
     assert command_word(argv) is None
 
 
-def test_run_light_many_runs_each_command_and_keeps_their_order(mem) -> None:
+def test_run_many_runs_each_command_and_keeps_their_order(mem) -> None:
     from gitmemfs.core import git as gitrun
     top, bad, cfg = gitrun.run_many([["rev-parse", "--show-toplevel"], ["rev-parse", "--verify", "nope"],
                                            ["config", "-z", "--list"]], cwd=str(mem / "system"))

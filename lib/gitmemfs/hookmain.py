@@ -73,7 +73,7 @@ def pre_commit(args: list[str], stdin: bytes | None) -> int:
     cwd, env = os.getcwd(), git.hook_env()
     try:
         # The diff first: git works on it while this process imports the rules.
-        diff = git.start_light(git.STAGED_DIFF, cwd=cwd, env=env)
+        diff = git.start(git.STAGED_DIFF, cwd=cwd, env=env)
         from gitmemfs.gate import check
 
         report = check.staged(cwd, env=env, diff=diff)

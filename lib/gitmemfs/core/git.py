@@ -7,7 +7,7 @@ and a timeout. Failures become `GitError`, whose every field is redacted.
 `run()` starts git over os.posix_spawn (no `subprocess` import, ~3 ms a hook
 would pay). For a network call `session=True` starts git in its own session, so
 it has no terminal to prompt on, and a timeout or an interrupt ends the whole
-group (git-remote-http, ssh) with it. `run_many()`, `start_light()` and
+group (git-remote-http, ssh) with it. `run_many()`, `start()` and
 `start_detached()` are the same start-up for several commands at once, for one
 waited on later, and for housekeeping no one waits for.
 `BlobReader` streams many blobs through one `git cat-file --batch` process.
@@ -284,8 +284,8 @@ def run_many(commands: Sequence[Sequence[str]], *, cwd: str | os.PathLike[str] |
         raise
 
 
-def start_light(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
-                env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = ()) -> Started:
+def start(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
+          env: Mapping[str, str] | None = None, pass_fds: Sequence[int] = ()) -> Started:
     """Start a short read-only git command (no input) and return at once; its
     `result()` later. The hook starts its diff first and imports the rules while
     git works, on the second core; an edit does the same with its clean check."""

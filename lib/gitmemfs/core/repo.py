@@ -185,7 +185,7 @@ class Repo:
         try:
             status = None
             if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
-                status = git.start_light(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
+                status = git.start(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
         except BaseException:
             lock.release()
             raise
