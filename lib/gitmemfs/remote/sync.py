@@ -209,12 +209,13 @@ class _Sync:
         self.net = Network(self.up.url, creds, notify=self.notify)
         if self.backoff.busy and not dirty and counts(repo, self.up.tracking)[0]:
             time.sleep(self.backoff.first())   # others pushed lately: do not all fetch at once
+        before = self.tracking_sha()
         failed = self.fetch()
         if failed is not None:
             return failed
         from gitmemfs.remote import redaction_sync  # status imports this module; it needs none of that
 
-        self.moved = redaction_sync.follow(repo, self.up.tracking)  # the remote redacted its history
+        self.moved = redaction_sync.follow(repo, self.up.tracking, before)  # the remote redacted its history
         if self.moved:
             head, branch, dirty = writer.status(repo)
         if dirty:
