@@ -80,6 +80,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import protect
+    from gitmemfs.core import hookless
+
+    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
 
     return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect, sign=args.sign)
 
@@ -88,7 +91,10 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
     import sys
 
     from gitmemfs.admin import redact
+    from gitmemfs.core import hookless
     from gitmemfs.core.errors import UsageError
+
+    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
 
     texts: list[str] = []
     if args.text_file == "-":
