@@ -314,6 +314,8 @@ class _Sync:
         (jittered, growing), fetch, replay our commits on the new tip and try again,
         until it lands or the deadline passes. Never a force push."""
         assert self.up is not None and self.net is not None
+        longest = 0.0  # the longest round so far (fetch, replay, check, push): one more must fit
+        started = time.monotonic()
         while True:
             base = self.tracking_sha()
             refused = self.check_range(base)
@@ -337,8 +339,9 @@ class _Sync:
             if not _contended(rejected, said):
                 return self.refused(rejected, said)
             wait = self.backoff.refused()
+            longest = max(longest, time.monotonic() - started)
             left = self.deadline - (time.monotonic() - self.started)
-            if wait >= left:
+            if wait + longest >= left:  # another round would end past the deadline
                 return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the branch stayed busy for "
                                                 f"{self.deadline:g}s (other pushes kept landing or held its lock; "
                                                 f"{self.attempts} push(es) refused, last: {rejected}); your "
@@ -347,6 +350,7 @@ class _Sync:
                                                 "SECONDS)." + _said(said),
                                    error=f"rejected: {rejected}", remote_lines=said)
             time.sleep(wait)
+            started = time.monotonic()
             failed = self.fetch()
             if failed is not None:
                 return failed
