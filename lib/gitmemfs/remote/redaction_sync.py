@@ -56,12 +56,8 @@ def follow(repo: Repo, tracking: str | None, before: str | None = None) -> str |
     olds = _dropped(repo, tracking, before, remote)
     if not olds:
         return None  # the remote dropped nothing it had: a fast-forward, whatever it says
-    listed = repo.git("log", "--format=%H%x00%(trailers:key=Memory-Op,valueonly,separator=%x2C)",
-                      remote, "--not", "HEAD", "--").out
-    records = [line.split("\0")[0] for line in listed.splitlines()
-               if "redact" in line.partition("\0")[2].replace(" ", "").split(",")]
     followed = _followed(repo)
-    for record in records:
+    for record in records(repo, remote, "--not", "HEAD"):
         found = redaction.record_of(repo.root, record)
         if found is None or record in followed:
             continue
@@ -77,12 +73,39 @@ def follow(repo: Repo, tracking: str | None, before: str | None = None) -> str |
         for old, twin in pairs[:redaction.ATTEMPTS]:
             pairing = redaction.pair(repo.root, old, twin, learn=True)
             if pairing is not None:
-                _named_by(pairing, found)
+                named_by(pairing, found)
                 return _move(repo, pairing, remote, record)
         raise MemfsError(f"git memory sync: the remote's history was rewritten by a redaction "
                          f"({record[:7]}) that this clone can't pair with its own; nothing was changed. "
                          "Clone the memory again (copy out any local work first)")
     return None
+
+
+def records(repo: Repo, *revs: str) -> list[str]:
+    """The commits of `revs` (rev-list arguments) whose message says `Memory-Op: redact`."""
+    listed = repo.git("log", "--format=%H%x00%(trailers:key=Memory-Op,valueonly,separator=%x2C)", *revs, "--").out
+    return [line.split("\0")[0] for line in listed.splitlines()
+            if "redact" in line.partition("\0")[2].replace(" ", "").split(",")]
+
+
+def record_on(repo: Repo) -> str | None:
+    """The newest redaction record on the branch's first parents (HEAD, or under it)."""
+    for sha in records(repo, "--first-parent", "-n", "200", "HEAD"):
+        if redaction.record_of(repo.root, sha) is not None:
+            return sha
+    return None
+
+
+def unsent(repo: Repo, tracking: str | None) -> str | None:
+    """The record of this clone's own redaction when the remote still has the history
+    it rewrote (redacted here, not pushed yet): sync must not merge the two."""
+    remote = repo.git("rev-parse", "-q", "--verify", f"{tracking}^{{commit}}", check=False).out.strip() \
+        if tracking else ""
+    record = record_on(repo) if remote else None
+    if not record or repo.git("merge-base", "--is-ancestor", record, remote, check=False).code == 0:
+        return None
+    olds = repo.git("rev-list", remote, "--not", "HEAD", "--").out.split()
+    return record if olds and redaction.follow(repo.root, record, olds, [remote]) is not None else None
 
 
 def _dropped(repo: Repo, tracking: str, before: str | None, remote: str) -> list[str]:
@@ -102,7 +125,7 @@ def _dropped(repo: Repo, tracking: str, before: str | None, remote: str) -> list
     return repo.git("rev-list", *tips, "--not", remote, "--").out.split()
 
 
-def _named_by(pairing: redaction.Pairing, record: redaction.Commit) -> None:
+def named_by(pairing: redaction.Pairing, record: redaction.Commit) -> None:
     """Keep of what the pairing learned only what the record names (salted SHA-256 of
     each string and path, admin/redact.py): the clone's own commits lose that, and
     nothing else."""
@@ -142,7 +165,7 @@ def _ready(repo: Repo, record: str) -> None:
 
 
 
-class _Rewriter:
+class Rewriter:
     """The clone's own objects, redacted as the pairing says."""
 
     def __init__(self, repo: Repo, pairing: redaction.Pairing, reader: BlobReader):
@@ -243,7 +266,7 @@ def _move(repo: Repo, pairing: redaction.Pairing, remote: str, record: str) -> s
                    "--not", pairing.old, remote, "--").out.split()
     mine = int(repo.git("rev-list", "--count", "HEAD", "--not", pairing.old, remote, "--").out.strip())
     with BlobReader(repo.root) as reader:
-        rewriter = _Rewriter(repo, pairing, reader)
+        rewriter = Rewriter(repo, pairing, reader)
         for sha in own:
             rewriter.commit(sha)
         updates = []

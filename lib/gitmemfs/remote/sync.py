@@ -234,7 +234,7 @@ class _Sync:
             return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
                                pulled=behind)
         assert head is not None
-        refused = self.unrelated()
+        refused = self.unrelated() or (self.unsent() if behind else None)
         if refused is not None:
             return refused
         if behind:  # the remote moved: bring the local commits onto it before pushing
@@ -265,6 +265,20 @@ class _Sync:
                                       "Clone the server's memory (git memory clone URL --branch NAME) and "
                                       "make the edits there; to publish this history as a separate branch "
                                       f"anyway, git push -u {self.up.remote} {self.branch}.")
+
+    def unsent(self) -> SyncResult | None:
+        """This clone redacted its history and the remote still has the old one: that is
+        no conflict to merge, but a push only `redact --push` makes (issue 39)."""
+        from gitmemfs.remote import redaction_sync
+
+        assert self.up is not None
+        record = redaction_sync.unsent(self.repo, self.up.tracking)
+        if record is None:
+            return None
+        return self.result(PUSH_FAILED, f"Not synced: {self.up.name} still has the history your redaction "
+                                        f"({record[:7]}) rewrote; send it with git memory redact --push (the one "
+                                        "push that replaces history). Nothing was changed.",
+                           error="redaction not pushed")
 
     def remote_branches(self) -> list[str]:
         assert self.up is not None
