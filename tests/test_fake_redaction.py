@@ -36,7 +36,8 @@ def twin_of(person: Path, scratch: Path, text: bytes, message: str = "Redact\n\n
                           capture_output=True, check=True).stdout.decode().strip()
     git("update-index", "--cacheinfo", f"100644,{blob},notes/plan.md", cwd=scratch)
     tree = git("write-tree", cwd=scratch).stdout.strip()
-    copied = f"tree {tree}\nparent {fields['parent']}\nauthor {fields['author']}\ncommitter {fields['committer']}\n\n{body}"
+    copied = (f"tree {tree}\nparent {fields['parent']}\nauthor {fields['author']}\n"
+              f"committer {fields['committer']}\n\n{body}")
     twin = subprocess.run(["git", "hash-object", "-t", "commit", "-w", "--stdin"], cwd=scratch,
                           input=copied.encode(), capture_output=True, check=True).stdout.decode().strip()
     return git("commit-tree", "-p", twin, "-m", message, tree, cwd=scratch).stdout.strip()
