@@ -12,13 +12,12 @@ real clones, `git memory sync`.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from trustkit import allow, hand_redaction, keypair, memory_with
 
 from conftest import git, head, memfile, memory, write
 
@@ -47,11 +46,7 @@ def twin_of(person: Path, scratch: Path, text: bytes, message: str = "Redact\n\n
 def world(tmp_path: Path) -> dict[str, Path]:
     srv = tmp_path / "srv.git"
     git("init", "-q", "--bare", str(srv), cwd=tmp_path)
-    seed = tmp_path / "seed"
-    assert memory("init", "-q", str(seed), cwd=tmp_path).returncode == 0
-    write(seed, "notes/plan.md", memfile("Plan", "launch on Monday\n"))
-    git("add", "-A", cwd=seed)
-    git("commit", "-q", "-m", "a plan", cwd=seed)
+    seed = memory_with(tmp_path / "seed", "notes/plan.md", "launch on Monday\n", "a plan")
     git("push", "-q", str(srv), "main", cwd=seed)
     assert memory("hooks", "install", cwd=srv).returncode == 0
     person = tmp_path / "person"
@@ -92,18 +87,11 @@ def test_a_rewrite_whose_record_no_allowed_signer_signed_is_not_followed(world: 
     if shutil.which("ssh-keygen") is None:
         pytest.skip("needs ssh-keygen (OpenSSH)")
     srv, person, tmp = world["srv"], world["person"], world["tmp"]
-    key = tmp / "person-key"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "p", "-f", str(key)], check=True)
-    allowed = tmp / "allowed_signers"
-    allowed.write_text(f'p@example.com namespaces="git" {(tmp / "person-key.pub").read_text()}')
+    allowed = allow(tmp / "allowed_signers", "p@example.com", keypair(tmp, "person-key"))
     git("config", "gpg.ssh.allowedSignersFile", str(allowed), cwd=person)
     agent = tmp / "agent"
     git("clone", "-q", str(srv), str(agent), cwd=tmp)
-    (tmp / "rules.txt").write_text("on Monday==>[REDACTED]\n")
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["git", "filter-repo", "--force", "--quiet", "--replace-text", str(tmp / "rules.txt")],
-                   cwd=agent, env=env, check=True, capture_output=True)
-    git("commit", "-q", "--allow-empty", "--no-verify", "-m", "Redact\n\nMemory-Op: redact", cwd=agent)
+    hand_redaction(agent, "on Monday==>[REDACTED]\n", "Redact\n\nMemory-Op: redact")
     proc = git("push", "--force", str(srv), "main", cwd=agent, check=False)
     assert proc.returncode == 0, proc.stderr  # a redaction, unsigned: this server lists no signers
     mine = head(person)
@@ -123,12 +111,7 @@ def test_a_clone_takes_from_its_own_commits_only_what_the_record_names(world: di
     srv, person, tmp = world["srv"], world["person"], world["tmp"]
     agent = tmp / "agent"
     git("clone", "-q", str(srv), str(agent), cwd=tmp)
-    (tmp / "rules.txt").write_text("on Monday==>[REDACTED]\n")
-    env = {**os.environ, "PATH": f"{os.path.dirname(sys.executable)}{os.pathsep}{os.environ['PATH']}"}
-    subprocess.run(["git", "filter-repo", "--force", "--quiet", "--replace-text", str(tmp / "rules.txt")],
-                   cwd=agent, env=env, check=True, capture_output=True)
-    git("commit", "-q", "--allow-empty", "--no-verify", "-m",
-        "Redact\n\nMemory-Redacted: text sha256:00:00\nMemory-Op: redact", cwd=agent)
+    hand_redaction(agent, "on Monday==>[REDACTED]\n", "Redact\n\nMemory-Redacted: text sha256:00:00\nMemory-Op: redact")
     git("push", "-q", "--force", str(srv), "main", cwd=agent)
     mine = (person / "notes/plan.md").read_text()
     proc = memory("--json", "sync", cwd=person)

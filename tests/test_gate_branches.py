@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from trustkit import allow, keypair
 
 from conftest import git, head, memfile, memory, write
 
@@ -36,12 +37,6 @@ def refused(client: Path, *args: str, server: Path, by_gate: bool = True) -> str
     return proc.stderr
 
 
-def keypair(folder: Path, name: str) -> Path:
-    key = folder / name
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True)
-    return key
-
-
 @pytest.fixture
 def world(repo: Path, tmp_path: Path) -> dict[str, Path]:
     """A person's memory with a protected file on a gated server that lists the person's
@@ -49,8 +44,7 @@ def world(repo: Path, tmp_path: Path) -> dict[str, Path]:
     keys = tmp_path / "keys"
     keys.mkdir()
     person = keypair(keys, "person")
-    allowed = keys / "allowed_signers"
-    allowed.write_text(f'person@example.com namespaces="git" {(keys / "person.pub").read_text()}')
+    allowed = allow(keys / "allowed_signers", "person@example.com", person)
     srv = tmp_path / "srv.git"
     git("init", "-q", "--bare", str(srv), cwd=tmp_path)
     # git's own default for a bare repository: HEAD names master, the memory lives on main

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from trustkit import allow, keypair, memory_with
 
 from conftest import git, head, memfile, memory, write
 
@@ -34,11 +35,7 @@ def records(repo: Path, rev: str = "main") -> int:
 def world(tmp_path: Path) -> dict[str, Path]:
     srv = tmp_path / "srv.git"
     git("init", "-q", "--bare", str(srv), cwd=tmp_path)
-    mem = tmp_path / "mem"
-    assert memory("init", "-q", str(mem), cwd=tmp_path).returncode == 0
-    write(mem, "reference/keys.md", memfile("Keys", f"prod key {SECRET}\n"))
-    git("add", "-A", cwd=mem)
-    git("commit", "-q", "-m", "the keys", cwd=mem)
+    mem = memory_with(tmp_path / "mem", "reference/keys.md", f"prod key {SECRET}\n", "the keys")
     git("remote", "add", "origin", str(srv), cwd=mem)
     git("push", "-q", "-u", "origin", "main", cwd=mem)
     assert memory("hooks", "install", cwd=srv).returncode == 0
@@ -60,10 +57,8 @@ def sign_as_a_person(srv: Path, mem: Path, tmp: Path) -> None:
     again on top must carry a good signature too."""
     if shutil.which("ssh-keygen") is None:
         pytest.skip("needs ssh-keygen (OpenSSH)")
-    key = tmp / "person"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "p", "-f", str(key)], check=True)
-    (tmp / "allowed").write_text(f'p@example.com namespaces="git" {(tmp / "person.pub").read_text()}')
-    git("config", "gpg.ssh.allowedSignersFile", str(tmp / "allowed"), cwd=srv)
+    key = keypair(tmp, "person")
+    git("config", "gpg.ssh.allowedSignersFile", str(allow(tmp / "allowed", "p@example.com", key)), cwd=srv)
     for name, value in (("gpg.format", "ssh"), ("user.signingKey", str(key)), ("commit.gpgSign", "true"),
                         ("user.email", "p@example.com")):
         git("config", name, value, cwd=mem)
@@ -116,11 +111,7 @@ def test_redact_push_without_an_upstream(world: dict[str, Path]) -> None:
     assert "pushed the redacted history to origin" in proc.stdout
     assert git("rev-parse", "main", cwd=srv).stdout == git("rev-parse", "HEAD", cwd=mem).stdout
     # With no remote that has the branch: refused before anything is rewritten.
-    lone = tmp / "lone"
-    assert memory("init", "-q", str(lone), cwd=tmp).returncode == 0
-    write(lone, "reference/keys.md", memfile("Keys", f"key {SECRET}\n"))
-    git("add", "-A", cwd=lone)
-    git("commit", "-q", "-m", "keys", cwd=lone)
+    lone = memory_with(tmp / "lone", "reference/keys.md", f"key {SECRET}\n", "keys")
     before = head(lone)
     proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=lone)
     assert proc.returncode == 1 and "branch main has no upstream, so there is nowhere to push" in proc.stderr
