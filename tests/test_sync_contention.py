@@ -192,3 +192,24 @@ def test_the_backoff_grows_is_capped_remembered_and_forgotten() -> None:
     assert Backoff(kept, 100.0 + 20 * HALF_LIFE, rng).window == FIRST
     for junk in ({"window": "x", "time": 1}, {"time": 1}, [], {"window": -1, "time": 1}):
         assert Backoff(junk, 100.0, rng).window == FIRST
+
+
+def test_a_sync_does_not_start_a_round_its_deadline_cannot_hold(tmp_path: Path) -> None:
+    """Issue 34: the deadline was checked against the wait alone, so a sync overran it by
+    one fetch-and-push round. Here every round takes over two seconds (the server's
+    hook is slow and its branch stays locked): with 3.5 s, a second round cannot fit."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare), cwd=tmp_path)
+    assert memory("init", "-q", str(tmp_path / "seed"), cwd=tmp_path).returncode == 0
+    git("push", "-q", str(bare), "main", cwd=tmp_path / "seed")
+    one = tmp_path / "one"
+    assert memory("clone", "-q", str(bare), str(one), cwd=tmp_path).returncode == 0
+    create(one, "slow")
+    hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\ncat >/dev/null\nsleep 2.2\nexit 0\n")
+    hook.chmod(0o755)
+    (bare / "refs" / "heads" / "main.lock").write_text("")  # held by a push that never ends
+    result = sync(one, "--deadline", "3.5", code=1)
+    assert result["state"] == "push_failed" and "stayed busy" in result["message"], result
+    assert result["push_attempts"] == 1, result

@@ -127,9 +127,18 @@ def _gate(updates: list[tuple[str, str, str]]) -> int:
         return _fail(f"error: git-memfs could not check this push: {exc}")
     if report.ok:
         return 0
-    refs = ", ".join(ref for _, new, ref in updates if new not in check.ZERO)
-    _say(f"Memory validation failed for {refs}:", "", *report.lines(), "",
-         "Push refused: fix those commits (git memory check shows them) and push again.")
+    from gitmemfs.gate import approved
+
+    names = dict.fromkeys(ref for _, _, ref in updates)
+    refs = ", ".join(names)
+    lines = report.lines()
+    if any(approved.UNCOUNTED in line for line in lines):
+        footer = "Push refused: the fix is this server's configuration (see the note above), not the commits."
+    elif all(p.path in names and p.commit is None for p in report.problems):  # about refs, not files
+        footer = "Push refused: nothing changed on the server."
+    else:
+        footer = "Push refused: fix those commits (git memory check shows them) and push again."
+    _say(f"Memory validation failed for {refs}:", "", *lines, "", footer)
     return 1
 
 

@@ -694,7 +694,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     # What people approved in these commits (pushed() grants it to the tip-to-tip check,
     # whose changes each commit already answered for).
     report.approvals = granted.any() if granted is not None else fixed  # type: ignore[attr-defined]
-    report.notes = granted.notes() if granted is not None else []
+    report.notes = granted.notes() if granted is not None and report.problems else []
     return report
 
 
@@ -708,12 +708,17 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     the new tip cannot have dropped or altered a read_only file of the old one.
     A move that is not a fast-forward must be a verified redaction (gate/redaction.py),
     judged from the old tip's redacted twin; another rewrite of main is refused unless
-    `memory.allowRewrite` is true. Deleted refs and non-commit objects are not checked.
+    `memory.allowRewrite` is true. Deleting or re-creating a memory branch is such a
+    rewrite too (gate/branches.py). Non-commit objects are not checked.
     """
     news = []
     moves = []
     refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
                if ref.startswith("refs/replace/") and new not in ZERO]
+    # The memory's branches: deleting or re-creating one is a rewrite (gate/branches.py).
+    from gitmemfs.gate import branches, redaction
+    guard = branches.Guard(cwd, updates, env)
+    refused += guard.problems
     for old, new, ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
@@ -723,8 +728,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     if not news:
         return Report("push", refused, 0, 0)
     # Only a verified redaction rewrites history; it is judged from the old tip's twin.
-    from gitmemfs.gate import redaction
-    judged, twins, rewrites = redaction.judge_moves(cwd, moves, env)
+    judged, twins, rewrites = redaction.judge_moves(cwd, moves + guard.moves, env, protected=guard.protected,
+                                                    approved=guard.approved)
     refused += rewrites
     # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
     # trailers where the memory has allowed signers, never the pusher's environment then.

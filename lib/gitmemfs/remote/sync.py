@@ -209,12 +209,13 @@ class _Sync:
         self.net = Network(self.up.url, creds, notify=self.notify)
         if self.backoff.busy and not dirty and counts(repo, self.up.tracking)[0]:
             time.sleep(self.backoff.first())   # others pushed lately: do not all fetch at once
+        before = self.tracking_sha()
         failed = self.fetch()
         if failed is not None:
             return failed
         from gitmemfs.remote import redaction_sync  # status imports this module; it needs none of that
 
-        self.moved = redaction_sync.follow(repo, self.up.tracking)  # the remote redacted its history
+        self.moved = redaction_sync.follow(repo, self.up.tracking, before)  # the remote redacted its history
         if self.moved:
             head, branch, dirty = writer.status(repo)
         if dirty:
@@ -233,7 +234,7 @@ class _Sync:
             return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
                                pulled=behind)
         assert head is not None
-        refused = self.unrelated()
+        refused = self.unrelated() or (self.unsent() if behind else None)
         if refused is not None:
             return refused
         if behind:  # the remote moved: bring the local commits onto it before pushing
@@ -264,6 +265,20 @@ class _Sync:
                                       "Clone the server's memory (git memory clone URL --branch NAME) and "
                                       "make the edits there; to publish this history as a separate branch "
                                       f"anyway, git push -u {self.up.remote} {self.branch}.")
+
+    def unsent(self) -> SyncResult | None:
+        """This clone redacted its history and the remote still has the old one: that is
+        no conflict to merge, but a push only `redact --push` makes (issue 39)."""
+        from gitmemfs.remote import redaction_sync
+
+        assert self.up is not None
+        record = redaction_sync.unsent(self.repo, self.up.tracking)
+        if record is None:
+            return None
+        return self.result(PUSH_FAILED, f"Not synced: {self.up.name} still has the history your redaction "
+                                        f"({record[:7]}) rewrote; send it with git memory redact --push (the one "
+                                        "push that replaces history). Nothing was changed.",
+                           error="redaction not pushed")
 
     def remote_branches(self) -> list[str]:
         assert self.up is not None
@@ -313,6 +328,8 @@ class _Sync:
         (jittered, growing), fetch, replay our commits on the new tip and try again,
         until it lands or the deadline passes. Never a force push."""
         assert self.up is not None and self.net is not None
+        longest = 0.0  # the longest round so far (fetch, replay, check, push): one more must fit
+        started = time.monotonic()
         while True:
             base = self.tracking_sha()
             refused = self.check_range(base)
@@ -336,8 +353,9 @@ class _Sync:
             if not _contended(rejected, said):
                 return self.refused(rejected, said)
             wait = self.backoff.refused()
+            longest = max(longest, time.monotonic() - started)
             left = self.deadline - (time.monotonic() - self.started)
-            if wait >= left:
+            if wait + longest >= left:  # another round would end past the deadline
                 return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the branch stayed busy for "
                                                 f"{self.deadline:g}s (other pushes kept landing or held its lock; "
                                                 f"{self.attempts} push(es) refused, last: {rejected}); your "
@@ -346,6 +364,7 @@ class _Sync:
                                                 "SECONDS)." + _said(said),
                                    error=f"rejected: {rejected}", remote_lines=said)
             time.sleep(wait)
+            started = time.monotonic()
             failed = self.fetch()
             if failed is not None:
                 return failed
