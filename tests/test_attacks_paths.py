@@ -120,3 +120,30 @@ def test_a_dot_slash_path_is_the_same_file(repo: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "notes/x.md" in git("ls-files", cwd=repo).stdout.split()
     assert memory("view", "./notes/x.md", cwd=repo).stdout.endswith("body\n")
+
+
+def test_view_reads_a_file_that_is_not_markdown(repo: Path) -> None:
+    (repo / "profile.png").write_bytes(b"\x89PNG\r\n\x1a\nrest")
+    git("add", "profile.png", cwd=repo)
+    git("commit", "-q", "--no-verify", "-m", "a picture", cwd=repo)
+    view = memory("view", "profile.png", "--json", cwd=repo)
+    show = memory("show", "profile.png", "--json", cwd=repo)
+    assert view.returncode == 0 and show.returncode == 0, view.stderr + show.stderr
+    assert json.loads(view.stdout)["path"] == "profile.png"
+    assert "PNG" in json.loads(view.stdout)["message"]
+    proc = memory("view", "nothere.png", cwd=repo)
+    assert proc.returncode == 1 and "failed to read nothere.png: No such file or directory" in proc.stderr
+
+
+def test_a_root_index_needs_no_description_and_says_when_one_is_unused(tmp_path: Path) -> None:
+    repo = tmp_path / "root"
+    assert memory("init", "--layout", "letta-root", str(repo), cwd=tmp_path).returncode == 0
+    proc = memory("create", "projects/MEMORY.md", "The projects folder.", "-m", "index", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "not used" not in proc.stdout
+    proc = memory("create", "teams/MEMORY.md", "The teams.", "-d", "Teams", "-m", "index", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "The description was not used: teams/MEMORY.md is an index, which has no frontmatter." in proc.stdout
+    assert (repo / "teams/MEMORY.md").read_text() == "The teams.\n"
+    refused(repo, "create", "notes.md", "x", "-m", "m", code=2,
+            expect="memory create: give -d DESCRIPTION, the file's one-line description")
