@@ -30,8 +30,8 @@ from typing import Any, Callable, Mapping
 from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.redact import mask_secrets, redact
-from gitmemfs.core.visible import visible
 from gitmemfs.core.repo import FileLock, Repo
+from gitmemfs.core.visible import visible
 from gitmemfs.core.writer import WriteSession
 from gitmemfs.dream import (
     environment,
