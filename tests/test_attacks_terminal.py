@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import git, memfile, memory, snapshot
+from conftest import git, memfile, memory, on_terminal, snapshot
 
 ESC_TITLE = "\x1b]0;owned\x07"
 CSI = "\x1b[31m"
@@ -19,23 +18,9 @@ C1_CSI = "\x9b"
 RAW = (b"\x1b", b"\x07", b"\xc2\x9b")  # what a terminal would act on (C1 CSI as UTF-8)
 
 
-def on_terminal(repo: Path, *args: str) -> tuple[int, bytes]:
+def terminal(repo: Path, *args: str) -> tuple[int, bytes]:
     """`git memory ARGS` with stdout and stderr on a pty; (exit code, what it printed)."""
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(["git", "memory", *args], cwd=repo, stdin=subprocess.DEVNULL,
-                            stdout=slave, stderr=slave)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:  # EIO: the pty closed when the command ended
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    return proc.wait(timeout=120), out
+    return on_terminal(["git", "memory", *args], repo)
 
 
 def assert_clean(out: bytes, what: object) -> None:
@@ -64,7 +49,7 @@ def hostile(repo: Path) -> Path:
     ("diff", "HEAD~2..HEAD"), ("diff",),
 ])
 def test_agent_text_reaches_a_terminal_escaped(hostile: Path, args: tuple[str, ...]) -> None:
-    code, out = on_terminal(hostile, *args)
+    code, out = terminal(hostile, *args)
     assert code in (0, 1), out
     assert_clean(out, args)
     if args != ("compile", "--compat", "letta"):  # upstream's projection shows neither
@@ -89,20 +74,8 @@ def test_a_refusal_quotes_the_agents_path(repo: Path) -> None:
     sha = git("hash-object", "-w", "--stdin", cwd=repo, input=memfile("d", "x\n")).stdout.strip()
     git("update-index", "--add", "--cacheinfo", f"100644,{sha},notes/{ESC_TITLE}.md", cwd=repo)
     before = snapshot(repo)
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(["git", "commit", "-q", "-m", "x"], cwd=repo, stdout=slave, stderr=slave)
-    os.close(slave)
-    out = b""
-    while True:
-        try:
-            chunk = os.read(master, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        out += chunk
-    os.close(master)
-    assert proc.wait(timeout=120) == 1, out
+    code, out = on_terminal(["git", "commit", "-q", "-m", "x"], repo)
+    assert code == 1, out
     assert b"holds the control character U+001B" in out, out
     assert_clean(out, "commit")
     assert snapshot(repo) == before
