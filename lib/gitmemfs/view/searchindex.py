@@ -239,11 +239,25 @@ class Index:
         """Whether the rows are exactly the tree's files, each at its blob. (FTS5's own
         integrity check would also catch words dropped from `fts` alone; at ~5 ms per
         1,000 files it is left out: docs/threat-model.md, "What stays open".)"""
-        rows = dict(self.con.execute("SELECT path, oid FROM docs UNION ALL SELECT path, oid FROM skipped"))
-        if rows != dict(self._listing(tree)):
+        if not self._same_files(tree):
             self.confirmed.clear()
             return False
         return True
+
+    def _same_files(self, tree: str) -> bool:
+        """The rows' `blob path` list, in git's order, against `ls-tree`'s: two byte
+        strings, built in C on both sides (SQLite's BINARY order of UTF-8 is git's order
+        of a recursive listing). Where git lacks `ls-tree --format` (before 2.36), the
+        two listings are compared as dicts."""
+        res = self.repo.git("ls-tree", "-r", "-z", "--full-tree", "--format=%(objecttype) %(objectname) %(path)",
+                            tree, spool=True, check=False)
+        if res.code != 0:
+            rows = dict(self.con.execute("SELECT path, oid FROM docs UNION ALL SELECT path, oid FROM skipped"))
+            return rows == dict(self._listing(tree))
+        kept = [r[5:] for r in res.raw.split(b"\0") if r.startswith(b"blob ") and not _hidden(r[r.find(b" ", 5) + 1:])]
+        ours = self.con.execute("SELECT group_concat(oid || ' ' || path, char(0)) FROM (SELECT oid, path FROM docs "
+                                "UNION ALL SELECT oid, path FROM skipped ORDER BY path)").fetchone()[0] or ""
+        return b"\0".join(kept) == ours.encode("utf-8", "surrogateescape")
 
     def confirm(self, paths: list[str]) -> bool:
         """Whether each of these rows holds its blob's text (an answer's files); False
@@ -348,6 +362,11 @@ class Index:
         res = self.repo.git("cat-file", "--batch", "--buffer", input="".join(o + "\n" for o in wanted),
                             spool=True)
         return parse_batch(res.raw, wanted)
+
+
+def _hidden(path: bytes) -> bool:
+    """snapshot.is_hidden on the bytes of a path."""
+    return path.startswith(b".") or b"/." in path
 
 
 def create_tables(con: sqlite3.Connection) -> None:
