@@ -74,6 +74,29 @@ def run(cmd: str, *args: str, cwd: Path | str, input: str | None = None,
                           stdin=stdin, env=full_env, timeout=timeout)
 
 
+def on_terminal(argv: list[str], cwd: Path | str, *, stdout: bool = True,
+                env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """Run `argv` with stderr (and stdout, unless `stdout=False`) on a pseudo-terminal, as
+    a person's shell would; (exit code, everything it wrote there)."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave if stdout else subprocess.DEVNULL,
+                            stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal closed when the command ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return proc.wait(timeout=120), seen
+
+
 def memory(*args: str, cwd: Path | str, **kw) -> subprocess.CompletedProcess[str]:
     return run("memory", *args, cwd=cwd, **kw)
 

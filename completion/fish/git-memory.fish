@@ -42,7 +42,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from create' -s h -l help -d '
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
-complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -292,7 +292,7 @@ complete -c git -n '__fish_seen_subcommand_from create' -s h -l help -d 'show th
 complete -c git -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
-complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r

@@ -150,7 +150,9 @@ READS_STDIN = {"pre-receive"}
 # -- helpers --------------------------------------------------------------------------
 
 def _say(*lines: str) -> None:
-    sys.stderr.write(redact("\n".join(lines)) + "\n")
+    from gitmemfs.core.visible import visible  # a person reads it (a commit, a push's remote: lines)
+
+    sys.stderr.write(visible(redact("\n".join(lines))) + "\n")
 
 
 def _fail(line: str) -> int:

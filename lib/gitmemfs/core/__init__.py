@@ -2,6 +2,7 @@
 
     errors.py    the exception types and their exit codes
     redact.py    masking secrets in every message, log line and JSON object
+    visible.py   control characters in agent text shown as escapes on a terminal
     git.py       the one git runner (posix_spawn and sh transports, cat-file --batch)
     detach.py    starting a process fully detached (mirror push, background dreams)
     paths.py     memory-path normalisation and the jail

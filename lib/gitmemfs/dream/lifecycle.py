@@ -31,6 +31,7 @@ from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import FileLock, Repo
+from gitmemfs.core.visible import visible
 from gitmemfs.core.writer import WriteSession
 from gitmemfs.dream import (
     environment,
@@ -208,7 +209,7 @@ def _progress_only(opts: Options) -> Callable[[str], None]:
 
     def say(text: str) -> None:
         if opts.progress or opts.notices:
-            sys.stderr.write(f"git dream: {redact(text)}\n")
+            sys.stderr.write(f"git dream: {visible(redact(text))}\n")
     return say
 
 

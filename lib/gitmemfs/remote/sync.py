@@ -32,7 +32,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.gate import check
 from gitmemfs.remote import auth as authmod
 from gitmemfs.remote.backoff import Backoff
-from gitmemfs.remote.network import Network, RemoteError, remote_lines
+from gitmemfs.remote.network import Network, RemoteError, remote_lines, scrub
 
 Notify = Callable[[str], None]
 SYNC_RECORD = "memory-sync.json"
@@ -496,7 +496,7 @@ def _rejection(res: git.Result) -> str | None:
     for line in res.out.splitlines():
         parts = line.split("\t")
         if len(parts) >= 3 and parts[0] == "!":
-            summary = parts[2]
+            summary = scrub(parts[2])  # the server's own words, for a person's terminal
             if "(" in summary and summary.endswith(")"):
                 return summary[summary.index("(") + 1:-1]
             return summary.strip("[] ") or "rejected"

@@ -313,11 +313,15 @@ def _ranked(repo: Repo, q: Query, tree: str, specs: list[str], where: str,
         index = searchindex.Index.open(repo)
         try:
             con = index.at(tree).con
-            con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
-            try:
-                return _rank_in(con, q, where, _prefixes(specs), pinned)
-            finally:
-                con.execute("COMMIT")
+            for check in (1, 2):
+                con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
+                try:
+                    found = _rank_in(con, q, where, _prefixes(specs), pinned)
+                    if index.confirm([f.path for f in found[0]]) or check == 2:
+                        return found
+                finally:
+                    con.execute("COMMIT")
+                index.rebuild(tree)  # a row is not its blob's text: written behind our back
         except sqlite3.DatabaseError:
             index.discard()  # damaged while in use: built again once
             if attempt == 2:
