@@ -121,9 +121,8 @@ def test_bad_arguments(mem: Path, args: list[str], code: int, message: str) -> N
     assert (proc.returncode, proc.stderr) == (code, message)
 
 
-def test_works_in_any_git_repo_and_subfolders(tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_works_in_any_git_repo_and_subfolders(tmp_path: Path, git_repo) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory("check", cwd=plain)
     assert (proc.returncode, proc.stdout) == (0, "No commits yet: nothing to check.\n")
     write(plain, "memory/system/x.md", "no frontmatter\n")  # Letta's memory/ prefix
