@@ -228,9 +228,8 @@ def test_portable_script_boots_like_installed_hooks() -> None:
 
 
 @pytest.mark.parametrize("args", [("hooks", "install"), ("hooks", "status"), ("mirror", "status")])
-def test_hooks_and_mirror_need_a_memory_repo(tmp_path: Path, args: tuple[str, ...]) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_hooks_and_mirror_need_a_memory_repo(git_repo, args: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory(*args, cwd=plain)
     assert proc.returncode == 4
     assert "is not a memory repository; run git memory init" in proc.stderr

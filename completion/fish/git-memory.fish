@@ -108,6 +108,8 @@ complete -c git-memory -n '__fish_seen_subcommand_from check' -l json -d 'print 
 complete -c git-memory -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l tree -d 'check one committed tree alone, every problem of every file (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l format -d 'github: one ::error annotation per problem, for GitHub Actions' -r
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'
@@ -358,6 +360,8 @@ complete -c git -n '__fish_seen_subcommand_from check' -l json -d 'print one JSO
 complete -c git -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
 complete -c git -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git -n '__fish_seen_subcommand_from check' -l tree -d 'check one committed tree alone, every problem of every file (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from check' -l format -d 'github: one ::error annotation per problem, for GitHub Actions' -r
 complete -c git -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'

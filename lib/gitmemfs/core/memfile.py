@@ -138,6 +138,9 @@ def is_truthy(entry: Entry) -> bool:
 
 # --- bytes -> text ----------------------------------------------------------------
 
+BOM_PROBLEM = "starts with a UTF-8 byte order mark"
+
+
 def encoding_problem(data: bytes) -> EncodingProblem | None:
     """Why `data` is not acceptable memory text (UTF-8, no BOM, no NUL), or None."""
     if data.startswith(b"\xff\xfe"):
@@ -151,7 +154,7 @@ def encoding_problem(data: bytes) -> EncodingProblem | None:
     except UnicodeDecodeError:
         return EncodingProblem("utf8", "is not valid UTF-8")
     if data.startswith(b"\xef\xbb\xbf"):
-        return EncodingProblem("bom", "starts with a UTF-8 byte order mark")
+        return EncodingProblem("bom", BOM_PROBLEM)
     return None
 
 

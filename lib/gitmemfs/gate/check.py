@@ -56,6 +56,7 @@ class Report:
         self.files = files
         self.commits = commits
         self.notes: list[str] = []  # shown after the problems, when there are any
+        self.rev: str | None = None  # the commit a --tree check judged
 
     @property
     def ok(self) -> bool:
@@ -64,9 +65,28 @@ class Report:
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems] + (self.notes if self.problems else [])
 
+    def annotations(self) -> list[str]:
+        """The problems as GitHub Actions workflow commands, one line each: the path and
+        the message are escaped (a file name is agent text), so none can start a command."""
+        out = []
+        for p in self.problems:
+            # A core-budget or ref problem names no file of the tree.
+            file = "" if p.path.startswith(("(", "refs/")) else f"file={_escape(p.path, True)},line=1,"
+            out.append(f"::error {file}title=git memory check::{_escape(str(p), False)}")
+        return out + (self.notes if self.problems else [])
+
     def as_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "mode": self.mode, "files": self.files, "commits": self.commits,
-                "problems": [p.as_dict() for p in self.problems]}
+        out: dict[str, object] = {"ok": self.ok, "mode": self.mode, "files": self.files,
+                                  "commits": self.commits, "problems": [p.as_dict() for p in self.problems]}
+        if self.rev is not None:
+            out["rev"] = self.rev
+        return out
+
+
+def _escape(text: str, prop: bool) -> str:
+    """GitHub's workflow-command escaping: %, CR, LF always; `:` and `,` in a property."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
 class Context:
@@ -576,6 +596,21 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     if ctx.layout == layouts.ROOT and layouts.INDEX not in paths:
         problems.append(rules.Problem(layouts.INDEX, layouts.ROOT_INDEX_REQUIRED))
     return Report("all", problems, len(entries))
+
+
+def committed_tree(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> Report:
+    """`check --tree REV`: one commit's tree alone (no index, no work tree), every
+    problem of every file, as Letta's constraints audit judges a revision."""
+    res = git.run(["rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"],
+                  cwd=cwd, env=env, check=False)
+    if res.code != 0:
+        raise MemfsError(f"git memory check --tree: {rev!r} is not a commit here; name one, e.g. HEAD or "
+                         "origin/main")
+    sha = res.out.strip()
+    report = tree(cwd, sha, env=env)
+    report.mode = "tree"
+    report.rev = sha
+    return report
 
 
 def _gitlinks(raw: bytes) -> list[str]:

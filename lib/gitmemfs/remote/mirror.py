@@ -192,14 +192,15 @@ def _push(common_dir: str, url: str, branch: str, timeout: float,
           notify: Callable[[str], None] | None = None) -> tuple[int, str]:
     """git push, with the retry loop clone and sync use (remote.network): a transient
     failure (502/520, a reset, a timeout) is tried again, up to network.TRIES times."""
+    from gitmemfs.core import gitnet  # sh: only the push pays for it, never the commit's hook
     from gitmemfs.remote import network
 
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
     config = [(f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
     for attempt in range(1, network.TRIES + 1):
         try:
-            res = git.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
-                          session=True, env=git.ssh_default(common_dir))
+            res = gitnet.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                             env=git.ssh_default(common_dir))
         except git.GitError as exc:
             err = exc
             code, text = 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))

@@ -12,7 +12,7 @@ import re
 import time
 from typing import Callable, NamedTuple, Sequence
 
-from gitmemfs.core import git
+from gitmemfs.core import git, gitnet
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.redact import redact
@@ -180,9 +180,9 @@ class Network:
         for attempt in range(1, self.tries + 1):
             try:
                 with Waiting(label, self.notify if self._notify_set else None):
-                    # in a session of its own: a timeout ends git's helpers too
-                    res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
-                                  check=False, session=True)
+                    # through sh, in a session of its own: a timeout ends git's helpers too
+                    res = gitnet.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
+                                     check=False)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

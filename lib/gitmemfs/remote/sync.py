@@ -15,7 +15,8 @@ Many agents share one server: a push refused because the remote moved meanwhile
 exponential backoff, until it lands or the deadline passes (memory.syncDeadline,
 60 s by default): fetch, replay on the new tip, check, push. Every refusal
 carries the server's own `remote:` lines. A history that shares no commit with
-the remote's is never pushed: that would split one memory in two.
+the remote's is never pushed as it is (that would split one memory in two): its
+commits are replayed onto the remote's, or, when they conflict, left as they were.
 """
 from __future__ import annotations
 
@@ -168,6 +169,7 @@ class _Sync:
         self.rebased = False                  # HEAD is the local commits rebased onto the remote
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
         self.moved: str | None = None         # the line saying sync moved onto a redacted history
+        self.joined = False                   # a history unrelated to the remote's was replayed onto it
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -237,6 +239,10 @@ class _Sync:
         refused = self.unrelated() or (self.unsent() if behind else None)
         if refused is not None:
             return refused
+        if self.joined and counts(repo, self.up.tracking)[0] == 0:  # it only held what the remote has
+            return self.result(PULLED, f"This history shared no commit with {self.up.name}, and every local "
+                                       f"commit was already there: now on {self.up.name} (the old head is kept "
+                                       f"at {self.backup}).", pulled=behind)
         if behind:  # the remote moved: bring the local commits onto it before pushing
             failed = self.integrate(head)
             if failed is not None:
@@ -244,21 +250,22 @@ class _Sync:
         return self.push(head)
 
     def unrelated(self) -> SyncResult | None:
-        """Refuse a history that shares no commit with the remote's: pushed, it would
-        make a second memory beside the first (a clone that missed the server's
-        branch, an init made in the wrong place)."""
+        """A history that shares no commit with the remote's would, pushed, make a
+        second memory beside the first (an init made before the server had one, a
+        clone that missed the server's branch): replay it onto the remote's branch,
+        or, when the branch is new there and another memory holds the remote, refuse."""
         assert self.up is not None
         tip = self.tracking_sha()
         if tip is not None:
             if self.repo.git("merge-base", "HEAD", tip, check=False).code == 0:
                 return None
-            theirs = [self.up.name]
-        else:  # the branch is new on the remote: fine, unless the remote holds another memory
-            theirs = self.remote_branches()
-            refs = [f"refs/remotes/{self.up.remote}/{name}" for name in theirs]
-            if not refs or any(self.repo.git("merge-base", "HEAD", ref, check=False).code == 0 for ref in refs):
-                return None
-            theirs = [f"{self.up.remote}/{name}" for name in theirs]
+            return self.replay_unrelated(tip)
+        # The branch is new on the remote: fine, unless the remote holds another memory.
+        theirs = self.remote_branches()
+        refs = [f"refs/remotes/{self.up.remote}/{name}" for name in theirs]
+        if not refs or any(self.repo.git("merge-base", "HEAD", ref, check=False).code == 0 for ref in refs):
+            return None
+        theirs = [f"{self.up.remote}/{name}" for name in theirs]
         shown = ", ".join(theirs[:10])
         return self.result(UNRELATED, f"Refusing to push: {self.branch} shares no commit with {shown} on "
                                       f"{redact(self.up.url)}, so pushing it would split the memory in two. "
@@ -279,6 +286,39 @@ class _Sync:
                                         f"({record[:7]}) rewrote; send it with git memory redact --push (the one "
                                         "push that replaces history). Nothing was changed.",
                            error="redaction not pushed")
+
+    def replay_unrelated(self, tip: str) -> SyncResult | None:
+        """A memory started here before the remote had its own: replay the local
+        commits onto the remote's history (the old head kept under refs/memory/backup/),
+        checked and pushed as any rebase is. A commit the remote already holds (the
+        same `git memory init` files) becomes empty and is dropped. Only a conflict,
+        or merges a replay would flatten, leaves it to a person, with what to run."""
+        assert self.up is not None
+        repo = self.repo
+        count = repo.git("rev-list", "--count", "HEAD").out.strip()
+        by_hand = (f"Resolve by hand: git rebase --root --onto {self.up.name}, fix the files, git add them, "
+                   "git rebase --continue, then git memory sync")
+        shared = f"{self.branch} shares no commit with {self.up.name} on {redact(self.up.url)}"
+        if repo.git("rev-list", "--count", "--merges", "HEAD").out.strip() != "0":
+            return self.result(UNRELATED, f"Cannot sync: {shared}, and its history holds merges, which a "
+                                          f"replay onto it would flatten. Nothing was changed. {by_hand} (or "
+                                          f"git rebase --rebase-merges --root --onto {self.up.name}).")
+        if self.backup is None:
+            self.backup = backup_ref(repo, repo.git("rev-parse", "HEAD").out.strip())
+        author = repo.author()
+        res = repo.git(*(author.config() if author else []), "-c", "rebase.autoStash=false",
+                       "-c", "rebase.updateRefs=false", "rebase", "-q", "--no-verify", "--empty=drop",
+                       "--root", "--onto", tip, check=False)
+        if res.code != 0:
+            conflicts = conflicted_paths(repo)
+            if writer.operation_in_progress(repo):
+                repo.git("rebase", "--abort", check=False)
+            listed = ", ".join(conflicts[:10]) if conflicts else "(git: " + redact(res.err.strip()[:300]) + ")"
+            return self.result(UNRELATED, f"Cannot sync: {shared}, and replaying its {count} commit(s) onto it "
+                                          f"conflicts in {listed}. Nothing was changed (your head is also kept "
+                                          f"at {self.backup}). {by_hand}.", conflicts=conflicts)
+        self.rebased, self.merge_commit, self.joined = True, None, True
+        return None
 
     def remote_branches(self) -> list[str]:
         assert self.up is not None
@@ -388,7 +428,8 @@ class _Sync:
     def pushed_message(self, count: int) -> str:
         assert self.up is not None
         if self.rebased:
-            return (f"Rebased {count} local commit(s) onto {self.up.name} and pushed them "
+            joined = " (this history shared no commit with it)" if self.joined else ""
+            return (f"Rebased {count} local commit(s) onto {self.up.name}{joined} and pushed them "
                     f"(the old head is kept at {self.backup}).")
         if self.merge_commit:
             return (f"Merged the local commits with {self.up.name} ({self.merge_commit[:7]}: they include "
