@@ -132,6 +132,9 @@ def test_reftable_repositories_are_refused(repo: Path) -> None:
 def test_agent_cannot_signal_the_dream_process(repo: Path) -> None:
     cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$MEMORY_DIR/../../lock\"); "
            "echo dream-pid=$pid; kill -TERM $pid && echo KILLED || echo KILL-DENIED")
+    # The agent may not read the lock file that names the pid (reads are confined): grant
+    # it, so that only the signal rule stands in the way.
+    git("config", "dream.sandbox.allowRead", str(common_dir(repo) / "dream" / "lock"), cwd=repo)
     out = dream_json(repo, "--agent", cmd, code=0)
     log = log_of(out)
     assert re.search(r"dream-pid=\d+", log) and "KILL-DENIED" in log, log

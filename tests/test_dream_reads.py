@@ -1,0 +1,130 @@
+"""Issue 34, read confinement: a sandboxed dream agent reads only what its work needs.
+
+Each test plants real files that are readable outside the sandbox, runs a scripted
+agent (tests/agents/read_secrets.sh) through `git dream` that goes for them and commits
+whatever it got, and checks it got nothing: not the person's keys and credential stores,
+not the MCP tokens file, not another agent's memory (beside it, under an `mcp --root`, or
+in Letta's `~/.letta/agents`), not the memory's own git dir beyond what its git needs.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import git, memory, write
+from dreamkit import agent, common_dir, dream_json, landlock, log_of, tree_files
+
+pytestmark = landlock
+
+# Relative to HOME: what a person keeps there, each with a marker the agent must never see.
+SECRETS = {".ssh/id_ed25519": "-----BEGIN OPENSSH PRIVATE KEY-----\nssh-secret-1f2e3d\n",
+           ".aws/credentials": "[default]\naws_secret_access_key = aws-secret-9d8c7b\n",
+           ".config/gh/hosts.yml": "github.com:\n    oauth_token: gho-secret-7b6a59\n",
+           "mcp-tokens": "alice mcp-secret-5a4b3c\nbob mcp-secret-2e1f0a\n"}
+MARKERS = ("ssh-secret", "aws-secret", "gho-secret", "mcp-secret", "BOB-SECRET", "review-secret")
+
+
+def plant(home: Path) -> list[Path]:
+    paths = []
+    for rel, text in SECRETS.items():
+        path = write(home, rel, text)
+        path.chmod(0o600)
+        assert path.read_text() == text  # readable outside the sandbox
+        paths.append(path)
+    return paths
+
+
+def attack(repo: Path, tmp_path: Path, targets: list[Path], git_dir: Path | None = None,
+           code: int = 0) -> tuple[dict, str]:
+    listing = tmp_path / "targets.txt"
+    listing.write_text("".join(f"{t}\n" for t in targets))
+    cmd = agent("read_secrets.sh", str(listing), *([str(git_dir)] if git_dir else []))
+    out = dream_json(repo, "--agent", cmd, code=code)
+    return out, log_of(out)
+
+
+def assert_got_nothing(repo: Path, out: dict, said: str, targets: list[Path]) -> None:
+    for target in targets:
+        assert f"DENIED {target}\n" in said, said
+    for marker in MARKERS:
+        assert marker not in said, (marker, said)
+        assert marker not in git("log", "--all", "-p", cwd=repo).stdout
+    assert out["status"] == "merged", out
+    files = tree_files(repo, "HEAD")
+    assert f"notes/honest-{out['id']}.md" in files and "notes/stolen.md" not in files, files
+
+
+def bob_beside(root: Path) -> Path:
+    """Another agent's memory with a file of its own, made through the tool."""
+    bob = root / "bob" / "memory"
+    assert memory("init", str(bob), "--agent-id", "bob", cwd=root.parent).returncode == 0
+    made = memory("create", "notes/secret.md", "BOB-SECRET-4d3c2b", "-d", "Bob's own", "-m", "Bob's note", cwd=bob)
+    assert made.returncode == 0, made.stderr
+    assert "BOB-SECRET" in (bob / "notes" / "secret.md").read_text()
+    return bob
+
+
+def test_the_persons_keys_credentials_and_tokens_file_stay_unread(repo: Path, hermetic: Path,
+                                                                  tmp_path: Path) -> None:
+    files = plant(hermetic)
+    review = write(common_dir(repo), "review-token", "review-secret-0c9b8a\n")  # a file of the git dir
+    targets = [*files, review, hermetic / ".ssh", hermetic, common_dir(repo)]
+    out, said = attack(repo, tmp_path, targets)
+    assert_got_nothing(repo, out, said, targets)
+    assert "reads: confined to" in said
+
+
+def test_another_agents_memory_under_an_mcp_root_stays_unread(tmp_path: Path) -> None:
+    root = tmp_path / "agents"
+    alice = root / "alice" / "memory"
+    assert memory("init", str(alice), "--agent-id", "alice", cwd=tmp_path).returncode == 0
+    bob = bob_beside(root)
+    targets = [bob / "notes" / "secret.md", bob / ".git" / "config", bob / "notes", root, root / "bob"]
+    out, said = attack(alice, tmp_path, targets, git_dir=bob / ".git")
+    assert f"GIT DENIED {bob / '.git'}" in said, said
+    assert_got_nothing(alice, out, said, targets)
+
+
+def test_lettas_agents_tree_stays_walled_off_while_its_settings_are_read(hermetic: Path, tmp_path: Path) -> None:
+    """The memory sits in ~/.letta/agents/alice/memory and the agent asks for ~/.letta (as
+    Letta Code's recipe does): its settings are readable, the agents tree beside it is not."""
+    letta = hermetic / ".letta"
+    settings = write(letta, "settings.json", '{"theme": "dark"}\n')
+    alice = letta / "agents" / "alice" / "memory"
+    assert memory("init", str(alice), "--agent-id", "alice", cwd=tmp_path).returncode == 0
+    bob = bob_beside(letta / "agents")
+    targets = [bob / "notes" / "secret.md", letta / "agents", bob / ".git" / "HEAD"]
+    listing = tmp_path / "targets.txt"
+    listing.write_text("".join(f"{t}\n" for t in [settings, *targets]))
+    out = dream_json(alice, "--agent", agent("read_secrets.sh", str(listing), str(bob / ".git")), code=0)
+    said = log_of(out)
+    assert f"READ {settings}\n" in said and '"theme": "dark"' in said, said
+    # It read the settings, so it committed what it found: none of it is another agent's.
+    assert "BOB-SECRET" not in said and f"GIT DENIED {bob / '.git'}" in said, said
+    for target in targets:
+        assert f"DENIED {target}\n" in said, said
+    assert out["status"] == "merged", out
+    assert "BOB-SECRET" not in git("log", "--all", "-p", cwd=alice).stdout
+    assert f"{letta} holds other memories or credentials" in said
+
+
+def test_allow_read_grants_what_a_person_names_and_any_switches_reads_off(repo: Path, hermetic: Path,
+                                                                         tmp_path: Path) -> None:
+    key, aws, *_ = plant(hermetic)
+    git("config", "--add", "dream.sandbox.allowRead", "~/.aws", cwd=repo)
+    _, said = attack(repo, tmp_path, [key, aws])
+    assert f"READ {aws}\n" in said and f"DENIED {key}\n" in said, said
+    git("config", "--add", "dream.sandbox.allowRead", "any", cwd=repo)
+    out, said = attack(repo, tmp_path, [key])
+    assert f"READ {key}\n" in said and "reads: not confined (dream.sandbox.allowRead any)" in said
+    assert out["status"] == "merged"
+
+
+def test_launcher_refuses_when_the_memorys_git_dir_stays_readable(repo: Path, tmp_path: Path) -> None:
+    """Granting the whole git dir would expose its files (a review token, say): the
+    launcher's read probe catches it and the agent never starts."""
+    git("config", "dream.sandbox.allowRead", str(common_dir(repo)), cwd=repo)
+    out = dream_json(repo, "--agent", "echo should-not-$((1 + 1))-run", code=4)
+    assert out["status"] == "sandbox_unavailable", out
+    assert "still readable after confinement" in out["message"] and "allowRead" in out["message"]
+    assert "should-not-2-run" not in log_of(out)
+    assert "Honest note" not in git("log", "--all", "--format=%s", cwd=repo).stdout
