@@ -8,10 +8,13 @@ in Letta's `~/.letta/agents`), not the memory's own git dir beyond what its git 
 """
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
+
 from conftest import git, memory, write
-from dreamkit import agent, common_dir, dream_json, landlock, log_of, tree_files
+from dreamkit import AGENTS, agent, common_dir, dream_json, landlock, log_of, tree_files
 
 pytestmark = landlock
 
@@ -33,12 +36,10 @@ def plant(home: Path) -> list[Path]:
     return paths
 
 
-def attack(repo: Path, tmp_path: Path, targets: list[Path], git_dir: Path | None = None,
-           code: int = 0) -> tuple[dict, str]:
-    listing = tmp_path / "targets.txt"
-    listing.write_text("".join(f"{t}\n" for t in targets))
-    cmd = agent("read_secrets.sh", str(listing), *([str(git_dir)] if git_dir else []))
-    out = dream_json(repo, "--agent", cmd, code=code)
+def attack(repo: Path, targets: list[Path], git_dir: Path | None = None) -> tuple[dict, str]:
+    """The scripted agent goes for `targets` (and, through git, `git_dir`'s notes/secret.md)."""
+    cmd = agent("read_secrets.sh", *(["--git", str(git_dir)] if git_dir else []), *map(str, targets))
+    out = dream_json(repo, "--agent", cmd, code=0)
     return out, log_of(out)
 
 
@@ -63,12 +64,11 @@ def bob_beside(root: Path) -> Path:
     return bob
 
 
-def test_the_persons_keys_credentials_and_tokens_file_stay_unread(repo: Path, hermetic: Path,
-                                                                  tmp_path: Path) -> None:
+def test_the_persons_keys_credentials_and_tokens_file_stay_unread(repo: Path, hermetic: Path) -> None:
     files = plant(hermetic)
     review = write(common_dir(repo), "review-token", "review-secret-0c9b8a\n")  # a file of the git dir
     targets = [*files, review, hermetic / ".ssh", hermetic, common_dir(repo)]
-    out, said = attack(repo, tmp_path, targets)
+    out, said = attack(repo, targets)
     assert_got_nothing(repo, out, said, targets)
     assert "reads: confined to" in said
 
@@ -79,7 +79,7 @@ def test_another_agents_memory_under_an_mcp_root_stays_unread(tmp_path: Path) ->
     assert memory("init", str(alice), "--agent-id", "alice", cwd=tmp_path).returncode == 0
     bob = bob_beside(root)
     targets = [bob / "notes" / "secret.md", bob / ".git" / "config", bob / "notes", root, root / "bob"]
-    out, said = attack(alice, tmp_path, targets, git_dir=bob / ".git")
+    out, said = attack(alice, targets, git_dir=bob / ".git")
     assert f"GIT DENIED {bob / '.git'}" in said, said
     assert_got_nothing(alice, out, said, targets)
 
@@ -93,10 +93,7 @@ def test_lettas_agents_tree_stays_walled_off_while_its_settings_are_read(hermeti
     assert memory("init", str(alice), "--agent-id", "alice", cwd=tmp_path).returncode == 0
     bob = bob_beside(letta / "agents")
     targets = [bob / "notes" / "secret.md", letta / "agents", bob / ".git" / "HEAD"]
-    listing = tmp_path / "targets.txt"
-    listing.write_text("".join(f"{t}\n" for t in [settings, *targets]))
-    out = dream_json(alice, "--agent", agent("read_secrets.sh", str(listing), str(bob / ".git")), code=0)
-    said = log_of(out)
+    out, said = attack(alice, [settings, *targets], git_dir=bob / ".git")
     assert f"READ {settings}\n" in said and '"theme": "dark"' in said, said
     # It read the settings, so it committed what it found: none of it is another agent's.
     assert "BOB-SECRET" not in said and f"GIT DENIED {bob / '.git'}" in said, said
@@ -107,19 +104,18 @@ def test_lettas_agents_tree_stays_walled_off_while_its_settings_are_read(hermeti
     assert f"{letta} holds other memories or credentials" in said
 
 
-def test_allow_read_grants_what_a_person_names_and_any_switches_reads_off(repo: Path, hermetic: Path,
-                                                                         tmp_path: Path) -> None:
+def test_allow_read_grants_what_a_person_names_and_any_switches_reads_off(repo: Path, hermetic: Path) -> None:
     key, aws, *_ = plant(hermetic)
     git("config", "--add", "dream.sandbox.allowRead", "~/.aws", cwd=repo)
-    _, said = attack(repo, tmp_path, [key, aws])
+    _, said = attack(repo, [key, aws])
     assert f"READ {aws}\n" in said and f"DENIED {key}\n" in said, said
     git("config", "--add", "dream.sandbox.allowRead", "any", cwd=repo)
-    out, said = attack(repo, tmp_path, [key])
+    out, said = attack(repo, [key])
     assert f"READ {key}\n" in said and "reads: not confined (dream.sandbox.allowRead any)" in said
     assert out["status"] == "merged"
 
 
-def test_launcher_refuses_when_the_memorys_git_dir_stays_readable(repo: Path, tmp_path: Path) -> None:
+def test_launcher_refuses_when_the_memorys_git_dir_stays_readable(repo: Path) -> None:
     """Granting the whole git dir would expose its files (a review token, say): the
     launcher's read probe catches it and the agent never starts."""
     git("config", "dream.sandbox.allowRead", str(common_dir(repo)), cwd=repo)
@@ -128,3 +124,13 @@ def test_launcher_refuses_when_the_memorys_git_dir_stays_readable(repo: Path, tm
     assert "still readable after confinement" in out["message"] and "allowRead" in out["message"]
     assert "should-not-2-run" not in log_of(out)
     assert "Honest note" not in git("log", "--all", "--format=%s", cwd=repo).stdout
+
+
+@pytest.mark.skipif(not shutil.which("node"), reason="needs Node.js (the agent CLIs run on it)")
+def test_a_node_agent_still_works_and_reads_no_key(repo: Path, hermetic: Path) -> None:
+    key, *_ = plant(hermetic)
+    out = dream_json(repo, "--agent", f"node {AGENTS / 'node_reads.js'} {key}", code=0)
+    said = log_of(out)
+    assert "KEY EACCES" in said and "READ THE KEY" not in said and "ssh-secret" not in said, said
+    assert "LOOKUP 127.0.0.1" in said and "DONE" in said and "cpus=0" not in said, said
+    assert out["status"] == "merged" and "notes/node.md" in tree_files(repo, "HEAD")

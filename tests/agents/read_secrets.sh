@@ -1,10 +1,12 @@
 #!/bin/sh
-# A dream agent after what is not its own: it reads every path listed in the file $1
-# (files with cat, folders with ls), asks git for another memory's file when $2 names
-# that memory's git dir, commits whatever it got, and leaves one honest note so the
-# dream has something to merge. Like Letta's recipe, it asks for ~/.letta.
+# A dream agent after what is not its own: read_secrets.sh [--git GIT_DIR] PATH...
+# It reads every PATH (files with cat, folders with ls), asks git for another memory's
+# file when --git names that memory's git dir, commits whatever it got, and leaves one
+# honest note so the dream has something to merge. Like Letta's recipe, it asks for ~/.letta.
 # dream.sandbox.allowRead: ~/.letta
-while IFS= read -r path; do
+other=
+if [ "${1:-}" = --git ]; then other=$2; shift 2; fi
+for path in "$@"; do
     if [ -d "$path" ]; then
         if found=$(ls -A "$path" 2>/dev/null); then echo "LISTED $path"; echo "$found"; else echo "DENIED $path"; fi
     elif found=$(cat "$path" 2>/dev/null); then
@@ -12,10 +14,13 @@ while IFS= read -r path; do
     else
         echo "DENIED $path"
     fi
-done < "$1" > "$TMPDIR/report"
-if [ -n "${2:-}" ]; then
-    if git --git-dir="$2" show HEAD:notes/secret.md >> "$TMPDIR/report" 2>/dev/null; then echo "GIT READ $2" >> "$TMPDIR/report"
-    else echo "GIT DENIED $2" >> "$TMPDIR/report"; fi
+done > "$TMPDIR/report"
+if [ -n "$other" ]; then
+    if git --git-dir="$other" show HEAD:notes/secret.md >> "$TMPDIR/report" 2>/dev/null; then
+        echo "GIT READ $other" >> "$TMPDIR/report"
+    else
+        echo "GIT DENIED $other" >> "$TMPDIR/report"
+    fi
 fi
 cat "$TMPDIR/report"
 mkdir -p notes

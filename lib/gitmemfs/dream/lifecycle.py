@@ -496,8 +496,8 @@ def read_plan(repo: Repo, wt: wtmod.Worktree, command: str, env: Mapping[str, st
               log: runner.Log) -> readable.Grants | None:
     """What the confined agent may read (dream/readable.py): what it may write, its run
     folder (prompt, transcript, private repository), of the memory's git dir only the
-    objects, config and hooks its git needs, the system, the toolkit, the files its
-    command names and what they declare, and dream.sandbox.allowRead. None with
+    objects, config and hooks its git needs, the system, the toolkit, the script its
+    command runs and what that declares, and dream.sandbox.allowRead. None with
     `dream.sandbox.allowRead any`: reads are not confined."""
     configured = [v.strip() for v in repo.cfg_all("dream.sandbox.allowRead") if v.strip()]
     if "any" in (v.lower() for v in configured):

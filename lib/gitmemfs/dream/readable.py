@@ -148,18 +148,19 @@ def toolkit() -> list[str]:
 
 
 def named_files(command: str, env: Mapping[str, str]) -> tuple[list[str], str]:
-    """The files the agent command names (its script, a recipe) and its first program."""
+    """The script the agent command runs (`sh …/recipe.sh`, `python3 …/agent.py URL`:
+    the first argument naming a file; later ones are its data and stay unread) and
+    its program."""
     try:
         words = shlex.split(command)
     except ValueError:
         return [], ""
-    files = []
-    for word in words:
+    first = words[0] if words and "=" not in words[0] else ""
+    for word in words[1:]:  # the first word is the program (program_paths)
         path = expand(word, env)
         if os.path.isabs(path) and os.path.isfile(path):
-            files.append(os.path.realpath(path))
-    first = words[0] if words and "=" not in words[0] else ""
-    return files, first
+            return [os.path.realpath(path)], first
+    return [], first
 
 
 @dataclass
