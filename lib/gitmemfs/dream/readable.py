@@ -117,10 +117,11 @@ def program_paths(name: str, search: str, depth: int = 0) -> list[str]:
         return []
     real = os.path.realpath(found)
     out = [real]
-    folder, prefix = os.path.dirname(real), os.path.dirname(os.path.dirname(real))
-    if os.path.basename(folder) in ("bin", "sbin") and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
-        out.append(prefix)  # a virtual environment: its pyvenv.cfg and lib/
-    package = folder
+    for path in (os.path.abspath(found), real):  # a venv's python is a link out of it
+        folder, prefix = os.path.dirname(path), os.path.dirname(os.path.dirname(path))
+        if os.path.basename(folder) in ("bin", "sbin") and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
+            out.append(prefix)  # a virtual environment: its pyvenv.cfg and lib/
+    package = os.path.dirname(real)
     while package != os.path.dirname(package) and "node_modules" in package.split(os.sep)[:-1]:
         if os.path.isfile(os.path.join(package, "package.json")):
             out.append(package)  # the npm package it is part of, bundled dependencies included
@@ -143,7 +144,7 @@ def program_paths(name: str, search: str, depth: int = 0) -> list[str]:
 def toolkit() -> list[str]:
     """This package, its interpreter and its console scripts: the agent runs `git memory`."""
     paths = [environment.PACKAGE_PARENT, sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable)), environment.scripts_dir() or ""]
+             *program_paths(sys.executable, ""), environment.scripts_dir() or ""]
     return paths + [sysconfig.get_path(key) or "" for key in ("stdlib", "platstdlib", "purelib", "platlib")]
 
 
