@@ -92,7 +92,9 @@ def test_lettas_agents_tree_stays_walled_off_while_its_settings_are_read(hermeti
     alice = letta / "agents" / "alice" / "memory"
     assert memory("init", str(alice), "--agent-id", "alice", cwd=tmp_path).returncode == 0
     bob = bob_beside(letta / "agents")
-    targets = [bob / "notes" / "secret.md", letta / "agents", bob / ".git" / "HEAD"]
+    (letta / "bob-link").symlink_to(letta / "agents" / "bob")  # a way round through a link
+    targets = [bob / "notes" / "secret.md", letta / "agents", bob / ".git" / "HEAD",
+               letta / "bob-link" / "memory" / "notes" / "secret.md"]
     out, said = attack(alice, [settings, *targets], git_dir=bob / ".git")
     assert f"READ {settings}\n" in said and '"theme": "dark"' in said, said
     # It read the settings, so it committed what it found: none of it is another agent's.

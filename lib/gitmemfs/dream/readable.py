@@ -48,7 +48,7 @@ CREDENTIALS = (".ssh", ".gnupg", ".aws", ".azure", ".docker", ".kube", ".netrc",
 GIT_FILES = (".gitconfig", ".config/git/config", ".config/git/attributes", ".config/git/ignore")
 # Environment variables that name a file or folder the agent's programs read.
 PATH_VARS = ("SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_CONFIG_GLOBAL",
-             "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH", "GIT_MEMFS_PYTHON")
+             "GIT_CONFIG_SYSTEM", "GIT_EXEC_PATH")
 HEADER = re.compile(r"^#\s*dream\.sandbox\.(allowRead|programs):(.*)$", re.M)
 _DEFAULTED = re.compile(r"\$\{(\w+):-([^${}]*)\}")
 
@@ -208,6 +208,8 @@ def plan(req: Request, say: Callable[[str], None]) -> Grants:
     if home:
         wanted += [os.path.join(home, rel) for rel in GIT_FILES]
     wanted += [env[v] for v in PATH_VARS if env.get(v)]
+    if env.get("GIT_MEMFS_PYTHON"):
+        programs.append(env["GIT_MEMFS_PYTHON"])  # the interpreter our launchers run on
     for name in programs:
         wanted += program_paths(expand(name, env), search)
     for raw, why in asked:
