@@ -354,35 +354,32 @@ def self_test_utime(probe: str) -> None:
                        "was installed")
 
 
-def self_test(probe: str) -> None:
-    """Opening `probe` (an existing file outside the granted set) for writing must
-    fail with EACCES. Nothing is written even if the open succeeds."""
+def _must_be_denied(target: str, flags: int, what: str, still: str, setting: str) -> None:
+    """Opening `target` with `flags` must fail with EACCES (nothing is read or written
+    even if it opens)."""
     try:
-        fd = os.open(probe, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        fd = os.open(target, flags | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.EACCES:
             return
-        raise SandboxError(f"sandbox self-test: opening {probe} for writing failed with "
+        raise SandboxError(f"sandbox self-test: opening {target} for {what} failed with "
                            f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EACCES") from None
     os.close(fd)
-    raise SandboxError(f"sandbox self-test failed: {probe} is still writable after confinement (is it "
-                       "under a dream.sandbox.allowWrite path?)")
+    raise SandboxError(f"sandbox self-test failed: {target} is still {still} after "
+                       f"confinement (is it under a {setting} path?)")
+
+
+def self_test(probe: str) -> None:
+    """Opening `probe` (an existing file outside the granted set) for writing must
+    fail with EACCES."""
+    _must_be_denied(probe, os.O_WRONLY | os.O_APPEND, "writing", "writable", "dream.sandbox.allowWrite")
 
 
 def self_test_read(probe: str) -> None:
     """Reading `probe` (an existing file outside the readable set) and listing its
-    folder must both fail with EACCES. Nothing is read even if the open succeeds."""
+    folder must both fail with EACCES."""
     for target, flags in ((probe, os.O_RDONLY), (os.path.dirname(probe), os.O_RDONLY | os.O_DIRECTORY)):
-        try:
-            fd = os.open(target, flags | os.O_CLOEXEC | os.O_NONBLOCK)
-        except OSError as exc:
-            if exc.errno == errno.EACCES:
-                continue
-            raise SandboxError(f"sandbox self-test: opening {target} for reading failed with "
-                               f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EACCES") from None
-        os.close(fd)
-        raise SandboxError(f"sandbox self-test failed: {target} is still readable after confinement (is it "
-                           "under a dream.sandbox.allowRead path?)")
+        _must_be_denied(target, flags, "reading", "readable", "dream.sandbox.allowRead")
 
 
 def _beneath(path: str, folders: Sequence[str]) -> bool:
