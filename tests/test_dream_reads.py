@@ -70,7 +70,7 @@ def test_the_persons_keys_credentials_and_tokens_file_stay_unread(repo: Path, he
     targets = [*files, review, hermetic / ".ssh", hermetic, common_dir(repo)]
     out, said = attack(repo, targets)
     assert_got_nothing(repo, out, said, targets)
-    assert "reads: confined to" in said
+    assert "reads: confined to" in said and out["reads"].startswith("its own work, the system")
 
 
 def test_another_agents_memory_under_an_mcp_root_stays_unread(tmp_path: Path) -> None:
@@ -114,6 +114,7 @@ def test_allow_read_grants_what_a_person_names_and_any_switches_reads_off(repo: 
     git("config", "--add", "dream.sandbox.allowRead", "any", cwd=repo)
     out, said = attack(repo, [key])
     assert f"READ {key}\n" in said and "reads: not confined (dream.sandbox.allowRead any)" in said
+    assert out["reads"] == "not confined (dream.sandbox.allowRead any)"
     assert out["status"] == "merged"
 
 

@@ -335,6 +335,7 @@ def run_pass(p: Pass) -> Result:
         out = conclude(repo, dirs, wt, agent, merge_mode=p.merge_mode, sandboxed=p.sandboxed,  # finalize
                        chosen=p.chosen, log=log)
         out.extra["network"] = network
+        out.extra["reads"] = reads_note(p)
         if out.extra.get("quarantine"):
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
@@ -500,7 +501,7 @@ def read_plan(repo: Repo, wt: wtmod.Worktree, command: str, env: Mapping[str, st
     command runs and what that declares, and dream.sandbox.allowRead. None with
     `dream.sandbox.allowRead any`: reads are not confined."""
     configured = [v.strip() for v in repo.cfg_all("dream.sandbox.allowRead") if v.strip()]
-    if "any" in (v.lower() for v in configured):
+    if "any" in (v.lower() for v in configured):  # as reads_note says
         log.progress("reads: not confined (dream.sandbox.allowRead any)")
         return None
     common = os.path.abspath(repo.common_dir)
@@ -541,6 +542,15 @@ def network_note(p: Pass) -> str:
         return (f"not confined: Landlock ABI {abi} has no TCP rules (ABI {sandbox.NET_ABI}, Linux 6.7, is "
                 "needed), so the agent can reach loopback services such as git memory mcp --http")
     return "TCP connections to port(s) " + ", ".join(map(str, ports)) + " only"
+
+
+def reads_note(p: Pass) -> str:
+    """What the agent could read, for the outcome (the log lists every grant)."""
+    if not p.sandboxed:
+        return "not confined (no sandbox)"
+    if "any" in (v.strip().lower() for v in p.repo.cfg_all("dream.sandbox.allowRead")):
+        return "not confined (dream.sandbox.allowRead any)"
+    return "its own work, the system, the toolkit and what its recipe and dream.sandbox.allowRead grant"
 
 
 def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
