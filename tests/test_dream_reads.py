@@ -137,3 +137,28 @@ def test_a_node_agent_still_works_and_reads_no_key(repo: Path, hermetic: Path) -
     assert "KEY EACCES" in said and "READ THE KEY" not in said and "ssh-secret" not in said, said
     assert "LOOKUP 127.0.0.1" in said and "DONE" in said and "cpus=0" not in said, said
     assert out["status"] == "merged" and "notes/node.md" in tree_files(repo, "HEAD")
+
+
+def test_a_system_folder_that_holds_the_memory_and_its_siblings_is_not_granted(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory in /opt/alice-mem beside /opt/bob-mem: /opt is a system folder, but granting
+    it (or splitting it) would hand over bob's memory, so only what is named in it is read."""
+    from gitmemfs.dream import readable
+
+    opt = tmp_path / "opt"
+    for folder in ("alice-mem/.git/objects", "bob-mem/.git", "node/bin"):
+        (opt / folder).mkdir(parents=True)
+    monkeypatch.setattr(readable, "SYSTEM", (str(opt),))
+    said: list[str] = []
+
+    def grants(configured: list[str]) -> list[str]:
+        req = readable.Request(command="true", env={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+                               own=[str(opt / "alice-mem/.git/objects")], memory_root=str(opt / "alice-mem"),
+                               common_dir=str(opt / "alice-mem/.git"), configured=configured)
+        found = readable.plan(req, said.append)
+        return [*found.dirs, *found.files]
+
+    granted = grants([])
+    assert str(opt / "alice-mem/.git/objects") in granted
+    assert not any(readable.beneath(p, str(opt)) and "alice-mem/.git/objects" not in p for p in granted), granted
+    assert str(opt / "node") in grants([str(opt / "node")])  # named, it is read

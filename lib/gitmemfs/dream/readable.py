@@ -212,6 +212,7 @@ def plan(req: Request, say: Callable[[str], None]) -> Grants:
         programs.append(env["GIT_MEMFS_PYTHON"])  # the interpreter our launchers run on
     for name in programs:
         wanted += program_paths(expand(name, env), search)
+    named: list[str] = []
     for raw, why in asked:
         path = expand(raw.strip(), env)
         if not os.path.isabs(path):
@@ -219,10 +220,11 @@ def plan(req: Request, say: Callable[[str], None]) -> Grants:
         elif not os.path.exists(path):
             say(f"{why}: {path} does not exist; not readable")
         else:
-            wanted.append(path)
-    for path in dict.fromkeys(os.path.realpath(p) for p in [*wanted, *req.extra] if p and os.path.isabs(p)):
-        if not os.path.exists(path):
-            continue
+            named.append(path)
+    named = [os.path.realpath(p) for p in [*named, *req.extra] if p and os.path.isabs(p)]
+    for path in dict.fromkeys([*(os.path.realpath(p) for p in wanted if p and os.path.isabs(p)), *named]):
+        if not os.path.exists(path) or (path in protected and path not in named):
+            continue  # a protected folder is granted only when named (/opt holding the agents, say)
         parts = carve(path, protected)
         if parts != [path]:
             say(f"{path} holds other memories or credentials: readable are {len(parts)} of its entries, "
