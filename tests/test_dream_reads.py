@@ -8,6 +8,7 @@ in Letta's `~/.letta/agents`), not the memory's own git dir beyond what its git 
 """
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -162,3 +163,35 @@ def test_a_system_folder_that_holds_the_memory_and_its_siblings_is_not_granted(
     assert str(opt / "alice-mem/.git/objects") in granted
     assert not any(readable.beneath(p, str(opt)) and "alice-mem/.git/objects" not in p for p in granted), granted
     assert str(opt / "node") in grants([str(opt / "node")])  # named, it is read
+
+
+def test_a_program_is_granted_with_what_it_runs_from(tmp_path: Path) -> None:
+    """How agent CLIs are installed: npm (a link into its package, run by node through
+    env), pip --user (a python script beside its site-packages), pipx (a venv)."""
+    import sys
+
+    from gitmemfs.dream import readable
+
+    def script(path: Path, text: str) -> Path:
+        write(path.parent, path.name, text).chmod(0o755)
+        return path
+
+    npm = tmp_path / "npm"
+    package = npm / "lib/node_modules/@acme/cli"
+    script(package / "bin/cli.js", "#!/usr/bin/env node\n")
+    write(package, "package.json", "{}")
+    (npm / "bin").mkdir(parents=True)
+    (npm / "bin/acme").symlink_to(package / "bin/cli.js")
+    user = tmp_path / "user"
+    script(user / "bin/tool", f"#!{sys.executable}\nimport tool\n")
+    (user / "lib/python3.11/site-packages").mkdir(parents=True)
+    search = f"{npm / 'bin'}:{user / 'bin'}:/usr/bin:/bin"
+    acme = readable.program_paths("acme", search)
+    assert str(package) in acme and str(package / "bin/cli.js") in acme
+    if shutil.which("node", path=search):
+        assert os.path.realpath(shutil.which("node", path=search) or "") in acme  # the interpreter too
+    tool = readable.program_paths("tool", search)
+    assert str(user / "lib/python3.11/site-packages") in tool and os.path.realpath(sys.executable) in tool
+    if sys.prefix != sys.base_prefix:
+        assert sys.prefix in tool  # a venv's python reads its pyvenv.cfg
+    assert readable.program_paths("no-such-program", search) == []

@@ -23,6 +23,7 @@ file, its interpreter, its node package or virtual environment).
 """
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -121,7 +122,7 @@ def program_paths(name: str, search: str, depth: int = 0) -> list[str]:
         folder, prefix = os.path.dirname(path), os.path.dirname(os.path.dirname(path))
         if os.path.basename(folder) in ("bin", "sbin") and os.path.isfile(os.path.join(prefix, "pyvenv.cfg")):
             out.append(prefix)  # a virtual environment: its pyvenv.cfg and lib/
-    package = os.path.dirname(real)
+    folder = package = os.path.dirname(real)
     while package != os.path.dirname(package) and "node_modules" in package.split(os.sep)[:-1]:
         if os.path.isfile(os.path.join(package, "package.json")):
             out.append(package)  # the npm package it is part of, bundled dependencies included
@@ -138,6 +139,9 @@ def program_paths(name: str, search: str, depth: int = 0) -> list[str]:
             words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
         if words:
             out += program_paths(words[0], search, depth + 1)
+        if words and os.path.basename(words[0]).startswith("python") and os.path.basename(folder) == "bin":
+            # pip install --user (or --prefix): the package sits in <prefix>/lib/pythonX.Y/site-packages
+            out += glob.glob(os.path.join(glob.escape(os.path.dirname(folder)), "lib", "python3*", "site-packages"))
     return out
 
 
