@@ -38,14 +38,16 @@ config locations, the model API variables ANTHROPIC_*, OPENAI_*, GEMINI_API_KEY,
 GOOGLE_API_KEY) plus dream.passEnv; everything else is withheld, tokens and agent
 sockets (SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS) included. Secrets
 in a source or -i text are masked before they reach the prompt. Sandboxed, the
-agent may open TCP connections only to dream.sandbox.allowPort (443 by default), and
-the person's unix sockets are hidden from it.
+agent may open TCP connections only to dream.sandbox.allowPort (443 by default),
+the person's unix sockets are hidden from it, and it reads only its own work, the
+system, the toolkit, what its recipe declares and dream.sandbox.allowRead.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.project (the project --from auto reads; default: the current directory),
 dream.resolve (off|agent: on a conflict the replay cannot fix, run the agent once more
 on the new HEAD with the conflicts in its prompt),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
+dream.sandbox.allowRead (repeatable; any: reads are not confined),
 dream.sandbox.allowChmod (false), dream.sandbox.allowPort (repeatable: a TCP port
 the agent may connect to, 443 when unset; any: the network is not confined),
 dream.passEnv (repeatable: a variable the agent gets besides the allow-list)."""
