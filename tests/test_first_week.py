@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import git, head, memory, snapshot
+import pytest
+
+from conftest import git, head, memfile, memory, run, snapshot, write
 
 # -- relative paths are read from where the person typed them ---------------------------------
 
@@ -53,3 +55,52 @@ def test_mirror_status_after_set_url_does_not_report_the_old_urls_push(mem: Path
     assert snapshot(mem) == before
     status = json.loads(memory("--json", "mirror", "status", cwd=mem).stdout)
     assert status["last_push"]["ok"] and status["last_push"]["url"] == str(new)
+
+
+# -- values that were accepted silently ------------------------------------------------------
+
+@pytest.mark.parametrize("argv,code,message", [
+    (["log", "--since", "garbage"], 2,
+     "error: log: --since takes a date such as '2 weeks ago' or 2026-01-31; git cannot read 'garbage' as one\n"),
+    (["search", "alpha", "../"], 2,
+     "error: search: '../' is outside the memory; paths start at the memory's top, e.g. system/ or "
+     "notes/plans.md\n"),
+    (["search", "alpha", "reference/../../x"], 2, "is outside the memory"),
+    (["search", "alpha", "/etc"], 2, "is outside the memory"),
+    (["check", "HEAD~50..HEAD"], 2,
+     "error: git memory check: bad revision range 'HEAD~50..HEAD'; use e.g. origin/main..HEAD\n"),
+    (["--memory-dir", "/etc/hostname", "status"], 2,
+     "error: memory: /etc/hostname (--memory-dir) is a file, not a folder; name the memory repository's "
+     "folder (the one git memory init made)\n"),
+])
+def test_a_value_that_means_nothing_is_refused(mem: Path, argv: list[str], code: int, message: str) -> None:
+    before = snapshot(mem)
+    proc = memory(*argv, cwd=mem)
+    assert proc.returncode == code, proc.stdout + proc.stderr
+    assert message in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert snapshot(mem) == before
+
+
+def test_log_since_still_takes_what_git_takes(mem: Path) -> None:
+    for when in ("2 weeks ago", "2026-01-31", "yesterday", "3.days"):
+        proc = memory("log", "--since", when, cwd=mem)
+        assert proc.returncode == 0, proc.stderr
+    assert "fixture files" in memory("log", "--since", "1 year ago", cwd=mem).stdout
+    assert "reference/history/a.md" in memory("search", "alpha", "./reference/", cwd=mem).stdout
+
+
+@pytest.mark.parametrize("every", ["-3", "0", "ten", "2.5"])
+def test_a_bad_dream_every_is_refused_not_read_as_25(mem: Path, every: str) -> None:
+    git("config", "dream.trigger", "commits", cwd=mem)
+    git("config", "dream.every", every, cwd=mem)
+    want = (f"dream.every must be a whole number of memory commits, at least 1, got {every!r}; "
+            "set it with git config dream.every 25")
+    proc = run("dream", "--auto", cwd=mem)
+    assert (proc.returncode, proc.stderr) == (2, f"error: {want}\n")
+    # a person's own commit says why no dream starts (the commit is made)
+    write(mem, "notes/x.md", memfile("x", "body\n"))
+    git("add", "notes/x.md", cwd=mem)
+    proc = git("commit", "-q", "-m", "note", "-m", "Memory-Op: create", cwd=mem)
+    assert f"warning: no dream started: {want}" in proc.stderr
+    runs = mem / ".git" / "dream" / "runs"
+    assert not runs.exists() or not list(runs.iterdir())
