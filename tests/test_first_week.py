@@ -3,11 +3,15 @@ types, now the right answer or one clear `error:` line with the right exit code.
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import git, head, memfile, memory, run, snapshot, write
+from conftest import LIB, ROOT, git, head, memfile, memory, run, snapshot, write
 
 # -- relative paths are read from where the person typed them ---------------------------------
 
@@ -104,3 +108,67 @@ def test_a_bad_dream_every_is_refused_not_read_as_25(mem: Path, every: str) -> N
     assert f"warning: no dream started: {want}" in proc.stderr
     runs = mem / ".git" / "dream" / "runs"
     assert not runs.exists() or not list(runs.iterdir())
+
+
+# -- hooks whose git-memfs went away -----------------------------------------------------------
+
+def _install_elsewhere(mem: Path, tmp_path: Path, what: str) -> Path:
+    """Install the hooks from a git-memfs that is then removed: a venv of its own, or a
+    copy of the checkout run with our interpreter. Returns what to remove."""
+    env = dict(os.environ)
+    if what == "venv":
+        gone = tmp_path / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(gone)], check=True)
+        site = next(gone.glob("lib/python3*/site-packages"))
+        (site / "yaml-from-tests.pth").write_text(os.path.dirname(os.path.dirname(__import__("yaml").__file__)))
+        env["GIT_MEMFS_PYTHON"] = str(gone / "bin" / "python")
+        cmd = [str(ROOT / "bin" / "git-memory")]
+    else:
+        gone = tmp_path / "checkout"
+        shutil.copytree(LIB, gone / "lib", ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(ROOT / "bin", gone / "bin")
+        cmd = [str(gone / "bin" / "git-memory")]
+    proc = subprocess.run([*cmd, "hooks", "install"], cwd=mem, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert str(gone) in (mem / ".git/hooks/pre-commit").read_text()
+    return gone
+
+
+@pytest.mark.parametrize("what", ["venv", "checkout"])
+def test_a_commit_after_the_install_is_gone_says_what_happened_and_how_to_fix_it(
+        mem: Path, tmp_path: Path, what: str) -> None:
+    shutil.rmtree(_install_elsewhere(mem, tmp_path, what))
+    write(mem, "system/contacts.md", memfile("People I know", "Sarah: +1-555-0111\n"))
+    before = snapshot(mem)
+    proc = git("commit", "-qam", "Sarah's new number", cwd=mem, check=False)
+    assert proc.returncode == 1
+    assert "cannot run" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    line, = proc.stderr.splitlines()
+    assert line.startswith("error: git-memfs pre-commit hook refused the commit: the git-memfs that "
+                           "installed it is gone (") and str(tmp_path / what) in line, line
+    assert line.endswith("install git-memfs again, then run git memory hooks install in this repository "
+                         "(or git memory hooks install from wherever git-memfs is installed now)"), line
+    assert snapshot(mem) == before
+    assert "The hooks will not all run" in memory("hooks", "status", cwd=mem).stdout
+    # the fix it names, from the git-memfs installed now
+    assert memory("hooks", "install", cwd=mem).returncode == 0
+    proc = git("commit", "-qam", "Sarah's new number", cwd=mem, check=False)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_the_installed_hooks_are_a_few_lines_of_sh(repo: Path) -> None:
+    for name in ("pre-commit", "pre-merge-commit", "post-commit"):
+        text = (repo / ".git/hooks" / name).read_text()
+        assert text.startswith("#!/bin/sh\n") and len(text.splitlines()) <= 20, text
+
+
+def test_the_portable_hook_without_its_python_says_so(repo: Path) -> None:
+    git("config", "core.hooksPath", str(ROOT / "githooks"), cwd=repo)
+    write(repo, "notes/x.md", memfile("x", "body\n"))
+    git("add", "-A", cwd=repo)
+    before = snapshot(repo)
+    proc = git("commit", "-qm", "x", cwd=repo, check=False, env={"GIT_MEMFS_PYTHON": "/nonexistent/python3"})
+    assert (proc.returncode, proc.stderr) == (1, "error: git-memfs pre-commit hook: cannot find "
+                                                 "/nonexistent/python3; install git-memfs or set "
+                                                 "GIT_MEMFS_PYTHON to a Python that has it\n")
+    assert snapshot(repo) == before
