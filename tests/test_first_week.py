@@ -172,3 +172,95 @@ def test_the_portable_hook_without_its_python_says_so(repo: Path) -> None:
                                                  "/nonexistent/python3; install git-memfs or set "
                                                  "GIT_MEMFS_PYTHON to a Python that has it\n")
     assert snapshot(repo) == before
+
+
+# -- encoding errors in our words: the file, the byte, the fix --------------------------------
+
+def raw_memory(*argv: bytes | str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """`git memory` with arguments as bytes, as a shell passes a Latin-1 name."""
+    return subprocess.run(["git", "memory", *argv], cwd=cwd, capture_output=True, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("argv,shown,where", [
+    ([b"view", b"notes/\xff.md"], "notes/\\xff.md", "byte 0xff at character 7"),
+    ([b"str_replace", b"system/contacts.md", b"Sarah\xe9", b"x", b"-m", b"m"], "Sarah\\xe9",
+     "byte 0xe9 at character 6"),
+    ([b"create", b"notes/q.md", b"body", b"-d", b"caf\xe9", b"-m", b"m"], "caf\\xe9", "byte 0xe9 at character 4"),
+    ([b"search", b"\xff"], "\\xff", "byte 0xff at character 1"),
+    ([b"log", b"notes/\xff.md"], "notes/\\xff.md", "byte 0xff at character 7"),
+])
+def test_an_argument_that_is_not_utf8_is_named_with_its_byte(mem: Path, argv: list[bytes], shown: str,
+                                                             where: str) -> None:
+    before = snapshot(mem)
+    proc = raw_memory(*argv, cwd=mem)
+    err = proc.stderr.decode("utf-8")
+    assert (proc.returncode, err) == (2, f"error: the argument '{shown}' is not UTF-8 text ({where}); memory "
+                                         "paths and text are UTF-8: retype it, or convert it with iconv -t "
+                                         "UTF-8\n")
+    assert snapshot(mem) == before
+
+
+def test_a_folder_name_from_the_system_is_shown_as_its_byte(tmp_path: Path) -> None:
+    proc = raw_memory(b"--memory-dir", os.fsencode(tmp_path) + b"/caf\xe9", b"status", cwd=tmp_path)
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 4 and "caf\\xe9" in err and "\\udc" not in err, err
+
+
+def _committed_bad(mem: Path, rel: str, data: bytes) -> None:
+    (mem / rel).write_bytes(data)
+    git("add", rel, cwd=mem)
+    git("commit", "-q", "--no-verify", "-m", "arrived from elsewhere", cwd=mem)
+
+
+def test_a_file_with_a_byte_utf8_cannot_read_names_it_everywhere(mem: Path) -> None:
+    _committed_bad(mem, "system/latin.md", b"---\ndescription: Caf\xe9 notes\n---\nbody\n")
+    before = snapshot(mem)
+    proc = memory("str_replace", "system/latin.md", "body", "x", "-m", "m", cwd=mem)
+    assert proc.returncode == 1 and proc.stderr == (
+        f"error: memory: failed to read system/latin.md: File is not valid UTF-8 text: {mem}/system/latin.md. "
+        "The file contains bytes that cannot be decoded as UTF-8 (byte 0xe9 at line 2, column 17); convert the "
+        "file to UTF-8 (e.g. iconv -f latin1 -t utf-8) and retry.\n")
+    proc = memory("check", cwd=mem)
+    assert proc.returncode == 1
+    assert "system/latin.md: is not valid UTF-8 (byte 0xe9 at line 2, column 17); convert the file to UTF-8" \
+        in proc.stdout
+    proc = memory("compile", cwd=mem)
+    assert proc.returncode == 0 and "system/latin.md: is not valid UTF-8 (byte 0xe9 at line 2" in proc.stderr
+    assert snapshot(mem) == before
+
+
+@pytest.mark.parametrize("escape", ["\\ud800", "\\q", "\\xZZ"])
+def test_a_bad_yaml_escape_is_explained_not_quoted_from_the_parser(mem: Path, escape: str) -> None:
+    _committed_bad(mem, "system/esc.md", f'---\ndescription: "bad {escape}"\n---\nbody\n'.encode())
+    before = snapshot(mem)
+    want = (f"invalid YAML in frontmatter: the escape {escape} on line 2 is not a character YAML can read; "
+            "write the character itself, or put the value in single quotes to keep the backslash as it is")
+    proc = memory("str_replace", "system/esc.md", "body", "x", "-m", "m", cwd=mem)
+    assert proc.returncode == 1 and want in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+    assert "Unicode character escape" not in proc.stderr and "found unknown" not in proc.stderr
+    assert f"system/esc.md: {want}" in memory("check", cwd=mem).stdout
+    assert snapshot(mem) == before
+
+
+def test_a_folder_where_a_file_is_expected(mem: Path, tmp_path: Path) -> None:
+    (mem / "system/folder.md").mkdir()
+    (mem / "system/folder.md/inner.md").write_text(memfile("x", "b\n"))
+    git("add", "-A", cwd=mem)
+    git("commit", "-q", "--no-verify", "-m", "a folder named like a file", cwd=mem)
+    proc = memory("view", "system/folder.md", cwd=mem)
+    assert (proc.returncode, proc.stderr) == (1, "error: memory: failed to read system/folder.md: it is a "
+                                                 "folder, not a memory file\n")
+    before = snapshot(mem)
+    proc = run("dream", "--agent", "builtin:tidy", "--to", str(tmp_path), cwd=mem)
+    assert proc.returncode == 2 and "Errno" not in proc.stderr, proc.stderr
+    assert proc.stderr == (f'error: invalid --to "{tmp_path}": it is a folder; name the document in it, e.g. '
+                           f'{tmp_path}/AGENTS.md\n')
+    assert snapshot(mem) == before
+
+
+def test_a_dream_document_with_a_bad_byte_is_named(mem: Path, tmp_path: Path) -> None:
+    doc = tmp_path / "AGENTS.md"
+    doc.write_bytes(b"# Rules\n\nna\xefve\n")
+    proc = run("dream", "--agent", "builtin:tidy", "--to", str(doc), cwd=mem)
+    assert "codec can't decode" not in proc.stderr and "Errno" not in proc.stderr, proc.stderr
+    assert "byte 0xef at line 3, column 3" in proc.stderr, proc.stderr
