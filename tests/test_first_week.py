@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LIB, ROOT, git, head, memfile, memory, run, snapshot, write
+from dreamkit import dream_json, landlock
 
 # -- relative paths are read from where the person typed them ---------------------------------
 
@@ -264,3 +265,24 @@ def test_a_dream_document_with_a_bad_byte_is_named(mem: Path, tmp_path: Path) ->
     proc = run("dream", "--agent", "builtin:tidy", "--to", str(doc), cwd=mem)
     assert "codec can't decode" not in proc.stderr and "Errno" not in proc.stderr, proc.stderr
     assert "byte 0xef at line 3, column 3" in proc.stderr, proc.stderr
+
+
+# -- builtin:notes keeps no stray quote ---------------------------------------------------------
+
+@landlock
+def test_builtin_notes_writes_what_was_quoted_without_stray_quotes(repo: Path, tmp_path: Path) -> None:
+    said = ['Please remember: "I\'m on call this weekend."', "Remember: 'The door code is 4711'.",
+            "Remember \u201cthe blue door is ours\u201d", 'Remember the word "yes" means go.',
+            'I prefer "short answers".']
+    session = tmp_path / "session.jsonl"
+    session.write_text("".join(json.dumps({"kind": "user", "text": text, "source_message_id": str(n),
+                                           "captured_at": "2025-03-04T10:00:00Z"}) + "\n"
+                               for n, text in enumerate(said)))
+    out = dream_json(repo, "--from", f"transcript:{session}", "--agent", "builtin:notes", code=0)
+    assert out["status"] == "merged", out
+    notes = (repo / "system/human.md").read_text().split("## Noted from conversations\n", 1)[1].lstrip("\n")
+    assert notes == ("- 2025-03-04: Asked me to remember: \"I'm on call this weekend.\"\n"
+                     "- 2025-03-04: Asked me to remember: The door code is 4711.\n"
+                     "- 2025-03-04: Asked me to remember: The blue door is ours.\n"
+                     "- 2025-03-04: Asked me to remember: The word \"yes\" means go.\n"
+                     "- 2025-03-04: Prefers short answers.\n")
