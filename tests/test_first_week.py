@@ -286,3 +286,38 @@ def test_builtin_notes_writes_what_was_quoted_without_stray_quotes(repo: Path, t
                      "- 2025-03-04: Asked me to remember: The blue door is ours.\n"
                      "- 2025-03-04: Asked me to remember: The word \"yes\" means go.\n"
                      "- 2025-03-04: Prefers short answers.\n")
+
+
+# -- a dream that changed nothing consumed its transcript: it says so, --reread reads it again --
+
+@landlock
+def test_a_dream_that_changes_nothing_says_it_consumed_and_reread_reads_again(repo: Path,
+                                                                              tmp_path: Path) -> None:
+    session = tmp_path / "session.jsonl"
+    session.write_text('{"kind": "user", "text": "What is the weather like?", "source_message_id": "a"}\n'
+                       '{"kind": "assistant", "text": "Sunny.", "source_message_id": "b"}\n')
+    source = f"transcript:{session}"
+    proc = run("dream", "--from", source, "--agent", "builtin:notes", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().endswith(
+        f"The 2 message(s) it read from {session} count as read: the next dream starts after them "
+        f"(git dream --from {source} --reread reads them again)."), proc.stdout
+    assert dream_json(repo, "--from", source, "--agent", "builtin:notes", code=0)["status"] == "no_payload"
+    # the same transcript again, with an agent that finds something in it
+    session.write_text(session.read_text() + '{"kind": "user", "text": "Remember: the VPN is down.", '
+                                             '"source_message_id": "c"}\n')
+    out = dream_json(repo, "--from", source, "--agent", "builtin:notes", "--reread", code=0)
+    assert out["status"] == "merged", out
+    assert "Asked me to remember: The VPN is down." in (repo / "system/human.md").read_text()
+    record = json.loads((repo / ".git/dream/runs" / out["id"] / "run.json").read_text())
+    assert (record["source"]["start"], record["source"]["messages"]) == ("a", 3), "read again from the start"
+    assert dream_json(repo, "--from", source, "--agent", "builtin:notes", code=0)["status"] == "no_payload"
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--reread"], "git dream: --reread reads a source again; name it with --from SOURCE"),
+    (["--from", "auto", "--reread"], "git dream: --reread needs one source, not auto"),
+])
+def test_reread_needs_one_named_source(repo: Path, argv: list[str], message: str) -> None:
+    proc = run("dream", "--agent", "builtin:notes", *argv, cwd=repo)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {message}"), proc.stderr
