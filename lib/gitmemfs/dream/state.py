@@ -127,8 +127,9 @@ def record_ids(dirs: Dirs) -> list[str]:
 def consume(dirs: Dirs, head: str, source_key: str | None, end_id: str | None, cursor_before: str | None,
             dream_id: str | None, parts: list[dict[str, Any]] | None = None) -> None:
     """A consuming dream (merged or no_changes) finished: advance its source's cursor (and
-    keep where it began, which --reread starts from) and remember the parent HEAD it left, which the automatic trigger counts from. A source of
-    several sessions (`parts`) advances one cursor per session file instead."""
+    keep where it began, which --reread starts from) and remember the parent HEAD it
+    left, which the automatic trigger counts from. A source of several sessions
+    (`parts`) advances one cursor per session file instead."""
     data = load_state(dirs)
     for part in parts or []:
         entry = data["sources"].setdefault(part["key"], {})
