@@ -111,7 +111,7 @@ def test_range_checks_a_merge_against_every_parent(mem: Path) -> None:
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["no-such-rev..HEAD"], 1, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
+    (["no-such-rev..HEAD"], 2, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
                                "origin/main..HEAD\n"),
     (["--staged", "--all"], 2, "error: argument --all: not allowed with argument --staged (see git memory "
                                "check -h)\n"),

@@ -1,5 +1,6 @@
-"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`, or
-the hook file itself as a Python script that calls `run()` (see `gate.hooks.script`).
+"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]` (see
+`gate.hooks.script`), or the hook file itself as a Python script that calls `run()`
+(what 0.3's installer wrote for the gates).
 
 A stable entry point: hooks installed by any version name `gitmemfs.hookmain`
 (see `core.detach.BOOT`), so this module stays here, at the top, imported by

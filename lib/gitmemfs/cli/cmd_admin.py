@@ -56,7 +56,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "allowed signers); no tool an agent is given (call, MCP, the SDK class, "
                                    "dreams) runs it. The strings are read from a file or standard input, one per "
                                    "line, never from the command line. Needs git-filter-repo "
-                                   "(pip install 'git-memfs[redact]').")
+                                   "(pip install '.[redact]' in a checkout).")
     p.add_argument("--text-file", metavar="FILE", help="the strings, one per line ('-': standard input)")
     p.add_argument("--path", dest="paths", metavar="PATH", action="append", default=[],
                    help="a file or folder to remove from every version (repeatable)")

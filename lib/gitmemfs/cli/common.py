@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 
-from gitmemfs.core.errors import EXIT_FAILED, MemfsError
+from gitmemfs.core.errors import EXIT_FAILED, MemfsError, UsageError
 from gitmemfs.core.redact import mask_secrets, redact, redact_obj
 from gitmemfs.core.visible import json_safe, visible
 
@@ -75,7 +75,7 @@ def fail(exc: MemfsError, as_json: bool) -> int:
     """Report an error: one `error:` line, then its diagnostic block if it has one
     (`details["diagnostic"]`, multi-line, e.g. a failed patch hunk with previews).
     In JSON, `error` carries the whole text, so a harness relaying it loses nothing."""
-    message = visible(redact(exc.message))
+    message = visible(_bytes_shown(redact(exc.message)))
     details = dict(exc.details)
     block = details.pop("diagnostic", None)
     block = visible(redact(block)) if isinstance(block, str) and block.strip() else None
@@ -87,6 +87,16 @@ def fail(exc: MemfsError, as_json: bool) -> int:
         if block:
             sys.stderr.write(block if block.endswith("\n") else block + "\n")
     return exc.code
+
+
+def _bytes_shown(text: str) -> str:
+    """A byte that is not UTF-8 (a path from the system carries it as a lone surrogate)
+    shown as \\xff, not as a leaked \\udcff."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
@@ -109,6 +119,27 @@ def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
         err = clean_os_error(exc) or MemfsError(
             f"internal error: {type(exc).__name__}: {exc} (please report this bug)")
         return fail(err, as_json)
+
+
+def check_utf8_argv(argv: Sequence[str], places: Sequence[str] = ("--memory-dir",)) -> None:
+    """Refuse an argument that is not UTF-8 (Python hands such bytes over as lone
+    surrogates, which leaked later as `\\udcff` or as git's words), naming the byte.
+    The value of an option in `places` names a folder, and may be any bytes."""
+    skip = False
+    for arg in argv:
+        if skip or arg.startswith(tuple(p + "=" for p in places)):
+            skip = False
+            continue
+        skip = arg in places
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            code = ord(arg[exc.start])
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
+            raise UsageError(f"the argument '{shown}' is not UTF-8 text ({what} at character {exc.start + 1}); "
+                             "memory paths and text are UTF-8: retype it, or convert it with iconv -t UTF-8") \
+                from None
 
 
 def clean_os_error(exc: Exception) -> MemfsError | None:

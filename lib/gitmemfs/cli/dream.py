@@ -63,6 +63,9 @@ def build_parser() -> Parser:
                         help="reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, "
                              "claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and "
                              "Codex session of this project)")
+    parser.add_argument("--reread", action="store_true",
+                        help="with --from: read the source again from where the last dream that consumed "
+                             "it began (a dream that changed nothing still consumes what it read)")
     parser.add_argument("--to", metavar="PATH", help="maintain this document (e.g. AGENTS.md) through "
                                                      "system/<name> in memory")
     parser.add_argument("-i", "--instruction", metavar="TEXT", help="an extra instruction for the agent")
@@ -130,7 +133,7 @@ def _main(argv: Sequence[str]) -> int:
         target.resolve(args.to)  # usage errors before anything starts
     opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
                              timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
-                             auto=args.auto, verbose=args.verbose,
+                             auto=args.auto, verbose=args.verbose, reread=args.reread,
                              progress=not (as_json or quiet), notices=not quiet)
     if args.background:
         return _emit(_background(repo, opts, args), as_json, quiet)
@@ -166,7 +169,8 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
                         ("--timeout", args.timeout), ("--merge", args.merge)):
         if value is not None:
             rest += [flag, value]
-    for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose)):
+    for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose),
+                     ("--reread", args.reread)):
         if on:
             rest.append(flag)
     pid = trigger.launch_detached(repo.root, repo.common_dir, rest)

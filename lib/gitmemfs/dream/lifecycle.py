@@ -68,6 +68,7 @@ class Options:
     verbose: bool = False
     progress: bool = True
     notices: bool = True  # recovery notes: still on stderr with --json (not with -q)
+    reread: bool = False  # --reread: the source again from where the last consuming dream began
 
 
 @dataclass
@@ -120,7 +121,12 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
     agent_spec, _timeout, _merge = settings(repo, opts, env)
     runner.command_for(agent_spec)
     if opts.source:
-        sources.parse(opts.source, project_of(repo, env))
+        source = sources.parse(opts.source, project_of(repo, env))
+        if opts.reread and source.kind == "auto":
+            raise UsageError("git dream: --reread needs one source, not auto (which sessions it read is not "
+                             "kept); name it, e.g. --from claude-code:SESSION.jsonl --reread")
+    elif opts.reread:
+        raise UsageError("git dream: --reread reads a source again; name it with --from SOURCE")
     if opts.to is not None:
         target.resolve(opts.to)
     allowed_ports(repo)
@@ -244,7 +250,7 @@ def prepare(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     source = None
     if opts.source:
         source = sources.parse(opts.source, project_of(repo, env))
-        chosen = pick_slice(dirs, source)
+        chosen = pick_slice(dirs, source, opts.reread)
         if chosen is None:
             where = f"the sessions of {source.path}" if source.kind == "auto" else source.path
             return Result("no_payload", base=base,
@@ -280,7 +286,7 @@ def project_of(repo: Repo, env: Mapping[str, str]) -> str:
     return (env.get("GIT_DREAM_PROJECT") or repo.cfg("dream.project") or os.getcwd()).strip()
 
 
-def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None:
+def pick_slice(dirs: state.Dirs, source: sources.Source, reread: bool = False) -> sources.Slice | None:
     """The new content past the source's cursors. `auto` looks at the sessions it has
     cursors for and those written since the last consuming dream began (all of the
     project's sessions the first time)."""
@@ -291,7 +297,7 @@ def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None
         began = (state.load_record(dirs, last["id"]) or {}).get("started_at") if last.get("id") else None
         at = sources.parse_time(began or last.get("at"))
         since = at - 1 if at is not None else None  # whole seconds: err towards reading
-    return sources.slice_for(source, data["sources"], since)
+    return sources.slice_for(source, data["sources"], since, reread)
 
 
 def sandbox_problem(repo: Repo) -> str | None:
@@ -649,6 +655,14 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
         consume(repo, dirs, chosen.source.key if chosen else None, chosen.end_id if chosen else None,
                 record.get("source", {}).get("cursor_before") if chosen else None, out.id,
                 parts=(record.get("source") or {}).get("parts"))
+        if out.status == "no_changes" and chosen is not None:
+            # Letta's rule: a pass that changed nothing still consumed what it read. Say so,
+            # and how to have it read again (a better agent, a fixed prompt).
+            again = (f"git dream --from {chosen.source.key} --reread" if chosen.source.kind != "auto"
+                     else "git dream --from claude-code:SESSION --reread (one session)")
+            out.extra["reread"] = again
+            out.message += (f" The {chosen.messages} message(s) it read from {chosen.source.path} count as "
+                            f"read: the next dream starts after them ({again} reads them again).")
         if doc is not None:
             try:
                 if target.write_back(repo, doc):

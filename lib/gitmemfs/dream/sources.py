@@ -122,14 +122,18 @@ def sessions_of(source: Source, since: float | None = None, known: Any = ()) -> 
     return [Source(source.kind, path, os.path.realpath(path)) for path in files]
 
 
-def slice_for(source: Source, cursors: dict[str, Any], since: float | None = None) -> Slice | None:
+def slice_for(source: Source, cursors: dict[str, Any], since: float | None = None,
+              reread: bool = False) -> Slice | None:
     """The new content of a source past its cursor(s), or None. A single file has one
-    cursor; a folder of sessions or `auto` has one per session file, kept in `parts`."""
+    cursor; a folder of sessions or `auto` has one per session file, kept in `parts`.
+    `reread`: from where the last consuming dream began instead (what it read, and
+    anything new); the cursor it then moves from is still the current one."""
     several = source.kind == "auto" or (source.kind in SESSION_TYPES and os.path.isdir(source.path))
     if not several:
         rows, skipped = read(source)
-        cursor = (cursors.get(source.key) or {}).get("cursor")
-        chosen = select(source, rows, cursor)
+        entry = cursors.get(source.key) or {}
+        cursor = entry.get("cursor")
+        chosen = select(source, rows, entry.get("previous") if reread else cursor)
         if chosen is not None:
             chosen.cursor_before, chosen.skipped = cursor, skipped
             if skipped:
@@ -137,7 +141,7 @@ def slice_for(source: Source, cursors: dict[str, Any], since: float | None = Non
         return chosen
     parts = []
     for session in sessions_of(source, since, cursors):
-        part = slice_for(session, cursors)
+        part = slice_for(session, cursors, reread=reread)
         if part is not None:
             parts.append(part)
     if not parts:

@@ -386,8 +386,11 @@ class Editor:
         try:
             with open(target, "rb") as fh:
                 data = fh.read()
-        except (FileNotFoundError, IsADirectoryError):
+        except FileNotFoundError:
             raise NotFound(f"{self.tool}: failed to read {file_path}: No such file or directory") from None
+        except IsADirectoryError:
+            raise NotFound(f"{self.tool}: failed to read {file_path}: it is a folder, not a memory file") \
+                from None
         if view_range is None and not numbered:
             return Outcome(data.decode("utf-8", "replace"), extra={"path": rel, "kind": "file"})
         mf = self.parse(file_path, data)

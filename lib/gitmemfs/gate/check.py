@@ -11,7 +11,7 @@ import os
 
 from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
@@ -687,7 +687,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                      cwd=cwd, env=env, check=False)
     if listed.code != 0:
         shown = spec if isinstance(spec, str) else " ".join(revs)
-        raise MemfsError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
+        raise UsageError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
     lines = [ln.split() for ln in listed.out.splitlines() if ln.strip()]
     if not lines:
         return Report("range", [], 0, 0)

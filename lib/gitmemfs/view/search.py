@@ -212,12 +212,16 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
 def pathspecs(paths: Iterable[str]) -> list[str]:
     """Literal pathspecs (a folder matches what is under it)."""
     out = []
-    for p in paths:
-        p = p.strip().strip("/")
-        if not p or p == ".":
-            continue
+    for given in paths:
+        p = given.strip().strip("/")
         if p.startswith(":") or "\0" in p or "\n" in p:
             raise UsageError(f"search: not a memory path: {p!r}")
+        if ".." in p.split("/") or given.startswith("/"):  # it would match nothing, silently
+            raise UsageError(f"search: {given!r} is outside the memory; paths start at the memory's top, "
+                             "e.g. system/ or notes/plans.md")
+        p = "/".join(part for part in p.split("/") if part not in ("", "."))  # ./reference/ is reference/
+        if not p:
+            continue
         out.append(f":(literal){p}")
     return out
 
