@@ -125,8 +125,8 @@ def script(name: str) -> str:
 {_SHORTCUTS.get(name, "")}py={shlex.quote(python)}
 lib={shlex.quote(paths)}
 if [ ! -x "$py" ] || [ ! -d "${{lib%%:*}}/gitmemfs" ]; then
-    echo "error: git-memfs {name} hook {outcome}: the git-memfs that installed it is gone ($py," \
-        "${{lib%%:*}}); install git-memfs again, then run git memory hooks install in this repository" \
+    echo "error: git-memfs {name} hook {outcome}: the git-memfs that installed it is gone ($py," \\
+        "${{lib%%:*}}); install git-memfs again, then run git memory hooks install in this repository" \\
         "(or git memory hooks install from wherever git-memfs is installed now)" >&2
     exit {missing}
 fi
