@@ -107,3 +107,17 @@ def test_a_hostile_servers_error_lines_are_stripped(repo: Path, tmp_path: Path) 
     for value in (answer["message"], answer.get("error", "")):
         assert not any(c in value for c in "\x1b\x07\x9b"), value
     assert snapshot(repo) == before
+
+
+def test_a_bidi_override_in_agent_text_is_shown_escaped(repo: Path) -> None:
+    """"Trojan Source": a right-to-left override makes a terminal show text in another
+    order than it is. On a person's terminal it is an escape; a pipe keeps it exact."""
+    trick = "pay \u202etnuocca\u202c now \u2066x\u2069"
+    proc = memory("create", "notes/bidi.md", f"{trick}\n", "-d", f"about {trick}", "-m", f"why {trick}", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    for args in (("log",), ("show", "notes/bidi.md"), ("compile",), ("search", "pay")):
+        code, out = terminal(repo, *args)
+        assert code == 0, out
+        assert "\u202e".encode() not in out and "\u2066".encode() not in out, (args, out)
+        assert b"\\u202e" in out, (args, out)  # shown, not dropped
+    assert trick in memory("show", "notes/bidi.md", cwd=repo).stdout
