@@ -113,6 +113,18 @@ def test_the_branch_the_memory_lives_on_is_protected_whatever_its_name(tmp_path:
     refused(person, "origin", f":{branch}", server=srv, by_gate=False)  # git's own: HEAD's branch
 
 
+def test_memory_branch_names_more_branches_to_keep(world: dict[str, Path]) -> None:
+    """A memory cloned with --branch from a server whose HEAD names another branch: the
+    server says which branch holds it, and that one is kept too."""
+    srv, agent = world["srv"], world["agent"]
+    git("push", "-q", "origin", "main:refs/heads/notes", cwd=agent)
+    git("config", "--add", "memory.branch", "notes", cwd=srv)
+    stderr = refused(agent, "--force", "origin", "HEAD~1:refs/heads/notes", server=srv)
+    assert "refs/heads/notes: a history rewrite is refused" in stderr, stderr
+    stderr = refused(agent, "origin", ":notes", server=srv)
+    assert "refs/heads/notes: deleting a memory branch is refused" in stderr, stderr
+
+
 @needs_ssh_keygen
 def test_a_person_deletes_and_recreates_main_with_a_signed_push(world: dict[str, Path]) -> None:
     person, srv, agent = world["person"], world["srv"], world["agent"]

@@ -65,15 +65,16 @@ def targets(repo: Repo) -> list[Target]:
 def push(repo: Repo, where: list[Target]) -> list[str]:
     """Push the redacted branch to each target with a lease on what it really has."""
     said = []
-    fetched = False
-    try:
-        for t in where:
-            fetched |= _push_one(repo, t)
-            said.append(f"pushed the redacted history to {t.label}")
-    finally:
-        repo.git("update-ref", "-d", INCOMING, check=False)
-        if fetched:  # the server's old history came back with the fetch: forget it again
-            purge.forget_old_history(repo)
+    fetched: list[str] = []  # the targets whose old history came back with a fetch
+    with repo.lock(timeout=10):  # catching up moves the branch, as the rewrite did
+        try:
+            for t in where:
+                _push_one(repo, t, fetched)
+                said.append(f"pushed the redacted history to {t.label}")
+        finally:
+            repo.git("update-ref", "-d", INCOMING, check=False)
+            if fetched:  # refused or not, what the fetch brought is forgotten again
+                purge.forget_old_history(repo)
     try:
         os.unlink(os.path.join(repo.git_dir, LEASES))
     except FileNotFoundError:
@@ -81,10 +82,9 @@ def push(repo: Repo, where: list[Target]) -> list[str]:
     return said
 
 
-def _push_one(repo: Repo, t: Target) -> bool:
+def _push_one(repo: Repo, t: Target, fetched: list[str]) -> None:
     """Ask, catch up, push with the lease; again while others' pushes take the lease."""
     ref = f"refs/heads/{t.branch}"
-    fetched = False
     last = ""
     for _ in range(TRIES):
         res = _network(repo, t.url, ["ls-remote", t.url, ref])
@@ -98,7 +98,7 @@ def _push_one(repo: Repo, t: Target) -> bool:
             if got.code != 0:
                 raise MemfsError(f"redact: can't fetch from {t.label} ({_last_line(got)}); the local history is "
                                  "redacted: run git memory redact --push again")
-            fetched = True
+            fetched.append(t.label)
             theirs = repo.git("rev-parse", INCOMING).out.strip()
             if not _contains(repo, head, theirs):
                 _catch_up(repo, theirs, t.label)
@@ -107,7 +107,7 @@ def _push_one(repo: Repo, t: Target) -> bool:
         if res.code == 0:
             if t.label != "mirror":
                 repo.git("update-ref", f"refs/remotes/{t.label}/{t.branch}", "HEAD")
-            return fetched
+            return
         last = _last_line(res)
         if "stale info" not in res.out + res.err and "fetch first" not in res.out + res.err:
             raise MemfsError(f"redact: the push to {t.label} was refused ({last}); the local history is redacted: "
