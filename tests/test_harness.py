@@ -244,3 +244,51 @@ def test_claude_code_uninstall_restores_every_file_byte_for_byte(repo: Path, tmp
     data = json.loads(settings.read_text())
     assert data["theme"] == "dark" and data["hooks"] == {"Stop": [{"hooks": [{"type": "command",
                                                                               "command": "echo mine"}]}]}
+
+
+def test_codex_install_gives_the_memory_counts_turns_and_uninstalls_byte_for_byte(
+        agent_mem: Path, tmp_path: Path, hermetic: Path) -> None:
+    exe = node_bin(npm_package("@openai/codex"), "codex")
+    home = hermetic / ".codex"
+    home.mkdir()
+    seen = tmp_path / "theirs.log"
+    theirs = tmp_path / "their-notify.sh"
+    theirs.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {seen}\n')
+    theirs.chmod(0o755)
+    git("config", "dream.trigger", "steps", cwd=agent_mem)
+    git("config", "dream.every", "50", cwd=agent_mem)
+    agents = home / "AGENTS.md"
+    agents.write_text("Answer briefly.")
+    with stand_in() as server:
+        config = home / "config.toml"
+        config.write_text(f'model = "gpt-5"\nmodel_provider = "standin"\nnotify = ["{theirs}"]\n\n'
+                          '[model_providers.standin]\nname = "stand-in"\n'
+                          f'base_url = "{server.url}/v1"\nwire_api = "responses"\nenv_key = "STANDIN_KEY"\n')
+        before = {p: p.read_bytes() for p in (config, agents)}
+        done = memory("--memory-dir", str(agent_mem), "install", "codex", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert "Answer briefly." in agents.read_text() and FACT in agents.read_text()
+        for n in range(2):
+            start = len(server.requests)
+            proc = subprocess.run([exe, "exec", "--skip-git-repo-check", f"say done ({n})"], cwd=tmp_path,
+                                  capture_output=True, text=True, timeout=LIMIT * 2,
+                                  env={**os.environ, "CODEX_HOME": str(home), "STANDIN_KEY": "x"})
+            assert proc.returncode == 0, proc.stdout + proc.stderr
+            assert FACT in json.dumps(server.requests[start]), "the memory is in Codex's first request"
+    deadline = time.monotonic() + LIMIT
+    while time.monotonic() < deadline and not (seen.exists() and len(seen.read_text().splitlines()) >= 2):
+        time.sleep(0.2)
+    assert [json.loads(x)["type"] for x in seen.read_text().splitlines()] == ["agent-turn-complete"] * 2
+    assert trigger.read_steps(str(common_dir(agent_mem))) == 2, "each turn counted as a step"
+    # The memory moved: the next turn's notify refreshes the AGENTS.md block.
+    assert memory("create", "system/plants.md", "The fern needs water on Fridays.\n", "-d", "Plants",
+                  "-m", "the fern", cwd=agent_mem).returncode == 0
+    notify = subprocess.run(
+        [*json.loads(config.read_text().split("notify = ", 1)[1].splitlines()[0]),
+         json.dumps({"type": "agent-turn-complete", "thread-id": "t", "cwd": str(tmp_path)})],
+        capture_output=True, text=True, timeout=LIMIT)
+    assert notify.returncode == 0, notify.stderr
+    assert "fern needs water" in agents.read_text()
+    done = memory("--memory-dir", str(agent_mem), "uninstall", "codex", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert {p: p.read_bytes() for p in before} == before

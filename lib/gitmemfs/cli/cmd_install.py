@@ -110,8 +110,10 @@ def do_hook(args: argparse.Namespace, ctx: Any) -> Report:
         answer = events.claude_code(args.event, payload if isinstance(payload, dict) else {}, ctx.memory_dir)
         return Report(answer.text(), answer.out or {})
     rest = list(args.rest)
+    if rest[:1] == ["--"]:  # argparse may keep or drop the `--`
+        rest.pop(0)
     raw = rest.pop() if rest else "{}"
-    chain = rest[rest.index("--") + 1:] if "--" in rest else []
+    chain = rest  # the notify program that was set before ours
     try:
         payload = json.loads(raw)
     except ValueError:
