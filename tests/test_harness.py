@@ -292,3 +292,31 @@ def test_codex_install_gives_the_memory_counts_turns_and_uninstalls_byte_for_byt
     done = memory("--memory-dir", str(agent_mem), "uninstall", "codex", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert {p: p.read_bytes() for p in before} == before
+
+
+def test_session_end_syncs_in_the_background_where_a_remote_is_set(repo: Path, tmp_path: Path,
+                                                                   hermetic: Path) -> None:
+    project = project_of(tmp_path)
+    assert memory("--memory-dir", str(repo), "install", "claude-code", cwd=project).returncode == 0
+    command = installed_command(hermetic / ".claude" / "settings.json", "SessionEnd")
+    payload = json.dumps({"session_id": "s-end", "cwd": str(project), "hook_event_name": "SessionEnd",
+                          "reason": "exit"})
+    # No remote: nothing to do, nothing said.
+    proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, cwd=project,
+                          timeout=LIMIT)
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    remote = tmp_path / "remote.git"
+    git("clone", "-q", "--bare", str(repo), str(remote), cwd=tmp_path)
+    git("remote", "add", "origin", str(remote), cwd=repo)
+    git("fetch", "-q", "origin", cwd=repo)
+    git("branch", "-q", "--set-upstream-to=origin/main", cwd=repo)
+    assert memory("create", "system/plants.md", "The fern needs water on Fridays.\n", "-d", "Plants",
+                  "-m", "the fern", cwd=repo).returncode == 0
+    mine = git("rev-parse", "HEAD", cwd=repo).stdout.strip()
+    proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, cwd=project,
+                          timeout=LIMIT)
+    assert (proc.returncode, proc.stdout) == (0, ""), proc.stderr
+    deadline = time.monotonic() + LIMIT
+    while time.monotonic() < deadline and git("rev-parse", "main", cwd=remote).stdout.strip() != mine:
+        time.sleep(0.2)
+    assert git("rev-parse", "main", cwd=remote).stdout.strip() == mine

@@ -86,25 +86,24 @@ def dirty(repo: Any) -> bool:
     return res.code != 0 or bool(res.out.strip("\0"))
 
 
-def start_dream(repo: Any, source: str, session: str, why: str) -> str:
-    """Start `git dream --from SOURCE` detached if it can run now; what to say (once)."""
+def start_dream(repo: Any, source: str, session: str, why: str) -> tuple[bool, str]:
+    """Start `git dream --from SOURCE` detached if it can run now: (started, what to say once)."""
     from gitmemfs.dream import lifecycle
 
     if trigger.running(repo.common_dir):
-        return once(repo, session, "dream-running", f"git-memory: a dream is running; the {why} dream waits "
-                    "for the next step")
+        return False, once(repo, session, "dream-running", f"git-memory: a dream is running; the {why} "
+                           "dream waits for the next step")
     if trigger.backoff_left(repo.common_dir)[1] > 0:
-        return once(repo, session, "backoff", "git-memory: the last dreams did not finish cleanly; automatic "
-                    "dreams wait (see git dream list)")
+        return False, once(repo, session, "backoff", "git-memory: the last dreams did not finish cleanly; "
+                           "automatic dreams wait (see git dream list)")
     if dirty(repo):
-        return once(repo, session, "dirty", f"git-memory: the memory ({repo.root}) has uncommitted changes; "
-                    f"the {why} dream waits until they are committed or undone")
-    opts = lifecycle.Options(source=source)
-    refused = lifecycle.validate(repo, opts, os.environ)
+        return False, once(repo, session, "dirty", f"git-memory: the memory ({repo.root}) has uncommitted "
+                           f"changes; the {why} dream waits until they are committed or undone")
+    refused = lifecycle.validate(repo, lifecycle.Options(source=source), os.environ)
     if refused is not None:
-        return once(repo, session, "refused", f"git-memory: no {why} dream: {refused.message}")
+        return False, once(repo, session, "refused", f"git-memory: no {why} dream: {refused.message}")
     trigger.launch_detached(repo.root, repo.common_dir, ["--from", source])
-    return ""
+    return True, ""
 
 
 def _project(payload: Mapping[str, Any]) -> str | None:
@@ -131,9 +130,9 @@ def step(repo: Any, payload: Mapping[str, Any], source: str | None) -> str:
     if source is None:
         trigger.set_steps(repo.common_dir, repo.root, n)  # nothing to dream over yet: keep the count
         return ""
-    said = start_dream(repo, source, _session(payload), "step")
-    if trigger.running(repo.common_dir) is False and said:
-        trigger.set_steps(repo.common_dir, repo.root, n)  # not started: the next step tries again
+    started, said = start_dream(repo, source, _session(payload), "step")
+    if not started:
+        trigger.set_steps(repo.common_dir, repo.root, n)  # the next step tries again
     return said
 
 
@@ -164,8 +163,8 @@ def claude_code(event: str, payload: Mapping[str, Any], memory_dir: str | None) 
             source = _transcript(payload)
             if "compaction" not in trigger.triggers_of(cfg) or source is None:
                 return Answer()
-            said = start_dream(repo, source, session, "compaction")
-            if not said:
+            started, said = start_dream(repo, source, session, "compaction")
+            if started:
                 trigger.set_steps(repo.common_dir, repo.root, 0)  # this dream reads those steps too
             return Answer(note=said)
         if event == "session-end":
