@@ -100,7 +100,7 @@ def do_uninstall(args: argparse.Namespace, ctx: Any) -> Report:
 def do_hook(args: argparse.Namespace, ctx: Any) -> Report:
     import json
 
-    from gitmemfs.harness import codex, events
+    from gitmemfs.harness import events
 
     if args.harness == "claude-code":
         try:
@@ -118,6 +118,8 @@ def do_hook(args: argparse.Namespace, ctx: Any) -> Report:
         payload = json.loads(raw)
     except ValueError:
         payload = {}
+    from gitmemfs.harness import codex
+
     answer = events.codex_notify(payload if isinstance(payload, dict) else {}, ctx.memory_dir, codex.home())
     if chain:
         events.chain(chain, raw)

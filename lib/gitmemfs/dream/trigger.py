@@ -97,8 +97,9 @@ def resolve(root: str, project: str | None = None) -> dict[str, tuple[str, str]]
         key, _, value = item.partition("\n")
         where = "global" if scope in ("system", "global") else "agent"
         layers[where].append((key.lower(), f"{value.strip()}\0git config {key.lower()} ({scope})"))
-    if project and not _same_repo(root, project):
-        res = _git(project, "config", "-z", "--local", "--get-regexp", pattern)
+    config = _project_config(root, project) if project else None
+    if config:
+        res = _git(root, "config", "-z", "--file", config, "--get-regexp", pattern)
         for item in res.out.split("\0") if res.code == 0 else ():
             key, _, value = item.partition("\n")
             if key:
@@ -113,10 +114,13 @@ def resolve(root: str, project: str | None = None) -> dict[str, tuple[str, str]]
     return out
 
 
-def _same_repo(root: str, project: str) -> bool:
-    res = _git(project, "rev-parse", "--path-format=absolute", "--git-common-dir")
-    mine = _git(root, "rev-parse", "--path-format=absolute", "--git-common-dir")
-    return res.code != 0 or os.path.realpath(res.out.strip()) == os.path.realpath(mine.out.strip())
+def _project_config(root: str, project: str) -> str | None:
+    """The local config file of the git repository at `project`, unless that is the memory's."""
+    res = _git(project, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+    lines = res.out.splitlines()
+    if res.code != 0 or len(lines) < 2 or os.path.realpath(lines[1]) == os.path.realpath(root):
+        return None
+    return os.path.join(lines[0], "config")
 
 
 def triggers_of(cfg: Mapping[str, str]) -> tuple[str, ...]:

@@ -14,7 +14,6 @@ memory's `dream/said`) and the session goes on.
 """
 from __future__ import annotations
 
-import glob
 import json
 import os
 import sys
@@ -190,6 +189,8 @@ def start_sync(repo: Any) -> bool:
 
 def rollout_of(codex_home: str, thread: str) -> str | None:
     """The rollout file of a Codex session (its file name ends with the thread id)."""
+    import glob
+
     if not thread or not all(c.isalnum() or c == "-" for c in thread):
         return None
     found = sorted(glob.glob(os.path.join(glob.escape(codex_home), "sessions", "*", "*", "*",
