@@ -42,9 +42,9 @@ def project_of(tmp_path: Path) -> Path:
     return project
 
 
-def claude_run(exe: str, project: Path, home: Path, url: str, prompt: str,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([exe, "-p", prompt], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
+def claude_run(exe: str, project: Path, home: Path, url: str, prompt: str, env: dict[str, str] | None = None,
+               args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([exe, "-p", *args, prompt], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
                           env={**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": url,
                                "ANTHROPIC_API_KEY": "sk-stand-in", "GIT_DREAM_SANDBOX": "0",
                                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(env or {})})
@@ -232,6 +232,12 @@ def test_claude_code_uninstall_restores_every_file_byte_for_byte(repo: Path, tmp
     local = json.loads((project / ".claude" / "settings.local.json").read_text())
     assert local["enabledMcpjsonServers"] == ["memory"]
     assert "memory" in json.loads((project / ".mcp.json").read_text())["mcpServers"]
+    listed_servers = subprocess.run([claude_exe(), "mcp", "list"], cwd=project, capture_output=True, text=True,
+                                    timeout=LIMIT * 2, env={**os.environ, "HOME": str(hermetic)})
+    line = next(x for x in listed_servers.stdout.splitlines() if x.startswith("memory:"))
+    assert "Connected" in line, "approved by name: Claude Code starts it without asking"
+    for leftover in (hermetic / ".claude.json", hermetic / ".claude"):  # what Claude Code itself wrote
+        subprocess.run(["rm", "-rf", str(leftover)], check=True)
     assert memory("--memory-dir", str(repo), "uninstall", "claude-code", "--project", cwd=project).returncode == 0
     assert sorted(p.name for p in project.iterdir()) == [".git"]
 
@@ -320,3 +326,4 @@ def test_session_end_syncs_in_the_background_where_a_remote_is_set(repo: Path, t
     while time.monotonic() < deadline and git("rev-parse", "main", cwd=remote).stdout.strip() != mine:
         time.sleep(0.2)
     assert git("rev-parse", "main", cwd=remote).stdout.strip() == mine
+
