@@ -262,7 +262,7 @@ def test_codex_install_gives_the_memory_counts_turns_and_uninstalls_byte_for_byt
     theirs.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" >> {seen}\n')
     theirs.chmod(0o755)
     git("config", "dream.trigger", "steps", cwd=agent_mem)
-    git("config", "dream.every", "50", cwd=agent_mem)
+    git("config", "dream.every", "2", cwd=agent_mem)
     agents = home / "AGENTS.md"
     agents.write_text("Answer briefly.")
     with stand_in() as server:
@@ -278,14 +278,20 @@ def test_codex_install_gives_the_memory_counts_turns_and_uninstalls_byte_for_byt
             start = len(server.requests)
             proc = subprocess.run([exe, "exec", "--skip-git-repo-check", f"say done ({n})"], cwd=tmp_path,
                                   capture_output=True, text=True, timeout=LIMIT * 2,
-                                  env={**os.environ, "CODEX_HOME": str(home), "STANDIN_KEY": "x"})
+                                  env={**os.environ, "CODEX_HOME": str(home), "STANDIN_KEY": "x",
+                                       "GIT_DREAM_SANDBOX": "0"})
             assert proc.returncode == 0, proc.stdout + proc.stderr
             assert FACT in json.dumps(server.requests[start]), "the memory is in Codex's first request"
     deadline = time.monotonic() + LIMIT
     while time.monotonic() < deadline and not (seen.exists() and len(seen.read_text().splitlines()) >= 2):
         time.sleep(0.2)
     assert [json.loads(x)["type"] for x in seen.read_text().splitlines()] == ["agent-turn-complete"] * 2
-    assert trigger.read_steps(str(common_dir(agent_mem))) == 2, "each turn counted as a step"
+    # Each turn a step; the second reached dream.every: one dream, over that session's rollout.
+    finished = settle(agent_mem, 1)
+    assert len(finished) == 1 and finished[0].get("status") in ("merged", "no_changes"), finished
+    rollouts = {str(p) for p in (home / "sessions").rglob("rollout-*.jsonl")}
+    assert len(rollouts) == 2 and len(sources(agent_mem) & rollouts) == 1, (sources(agent_mem), rollouts)
+    assert trigger.read_steps(str(common_dir(agent_mem))) == 0
     # The memory moved: the next turn's notify refreshes the AGENTS.md block.
     assert memory("create", "system/plants.md", "The fern needs water on Fridays.\n", "-d", "Plants",
                   "-m", "the fern", cwd=agent_mem).returncode == 0
