@@ -14,6 +14,8 @@ from common import installed, median_ms, memory_repo, sh
 FIGURES = {
     "hook_session_start_1000_ms": (150, "ms", "Claude Code SessionStart hook: the compiled memory, 1,000 files"),
     "hook_stop_ms": (50, "ms", "Claude Code Stop hook: a step counted, no dream due"),
+    "hook_compile_1000_ms": (None, "ms", "for scale, same run: git memory compile of that memory"),
+    "hook_floor_ms": (None, "ms", "for scale, same run: the venv's python -I -S -c pass"),
 }
 
 
@@ -39,5 +41,8 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
         if proc.returncode != 0:
             raise RuntimeError(f"{event} hook failed: {proc.stderr}")
 
+    python = os.path.join(env["PATH"].split(os.pathsep)[0], "python")
     return {"hook_session_start_1000_ms": median_ms(lambda _: hook("SessionStart"), repeat),
-            "hook_stop_ms": median_ms(lambda _: hook("Stop"), repeat)}
+            "hook_stop_ms": median_ms(lambda _: hook("Stop"), repeat),
+            "hook_compile_1000_ms": median_ms(lambda _: sh("git", "memory", "compile", cwd=repo, env=env), repeat),
+            "hook_floor_ms": median_ms(lambda _: sh(python, "-I", "-S", "-c", "pass", cwd=repo, env=env), repeat)}
