@@ -333,3 +333,22 @@ def test_session_end_syncs_in_the_background_where_a_remote_is_set(repo: Path, t
         time.sleep(0.2)
     assert git("rev-parse", "main", cwd=remote).stdout.strip() == mine
 
+
+
+def test_hooks_of_a_memory_that_is_gone_exit_0_and_say_it_at_session_start(repo: Path, tmp_path: Path,
+                                                                            hermetic: Path) -> None:
+    project = project_of(tmp_path)
+    assert memory("--memory-dir", str(repo), "install", "claude-code", cwd=project).returncode == 0
+    settings = hermetic / ".claude" / "settings.json"
+    subprocess.run(["rm", "-rf", str(repo)], check=True)
+    payload = json.dumps({"session_id": "gone", "cwd": str(project), "source": "startup",
+                          "transcript_path": str(tmp_path / "none.jsonl")})
+    said = {}
+    for event in ("SessionStart", "Stop", "PreCompact", "SessionEnd"):
+        proc = subprocess.run(installed_command(settings, event), shell=True, input=payload, capture_output=True,
+                              text=True, cwd=project, timeout=LIMIT)
+        assert proc.returncode == 0, (event, proc.stderr)
+        said[event] = proc.stdout
+    assert "does not exist" in json.loads(said["SessionStart"])["systemMessage"]
+    assert {k: v for k, v in said.items() if k != "SessionStart"} == {"Stop": "", "PreCompact": "",
+                                                                      "SessionEnd": ""}
