@@ -42,9 +42,9 @@ def project_of(tmp_path: Path) -> Path:
     return project
 
 
-def claude_run(exe: str, project: Path, home: Path, url: str, prompt: str, env: dict[str, str] | None = None,
-               args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([exe, "-p", *args, prompt], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
+def claude_run(exe: str, project: Path, home: Path, url: str, prompt: str,
+               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([exe, "-p", prompt], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
                           env={**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": url,
                                "ANTHROPIC_API_KEY": "sk-stand-in", "GIT_DREAM_SANDBOX": "0",
                                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(env or {})})
@@ -241,11 +241,12 @@ def test_claude_code_uninstall_restores_every_file_byte_for_byte(repo: Path, tmp
     assert memory("--memory-dir", str(repo), "uninstall", "claude-code", "--project", cwd=project).returncode == 0
     assert sorted(p.name for p in project.iterdir()) == [".git"]
 
-    # Changed by someone else since: only our entries come out, theirs stay.
+    # Changed by someone else since, even between two installs: only our entries come out, theirs stay.
     assert memory("--memory-dir", str(repo), "install", "claude-code", cwd=project, env=env).returncode == 0
     data = json.loads(settings.read_text())
     data["theme"] = "dark"
     settings.write_text(json.dumps(data))
+    assert memory("--memory-dir", str(repo), "install", "claude-code", cwd=project, env=env).returncode == 0
     assert memory("--memory-dir", str(repo), "uninstall", "claude-code", cwd=project, env=env).returncode == 0
     data = json.loads(settings.read_text())
     assert data["theme"] == "dark" and data["hooks"] == {"Stop": [{"hooks": [{"type": "command",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any, Callable
 
-from gitmemfs.core.errors import MemfsError
 from gitmemfs.harness import claude_code, codex, record
 from gitmemfs.mcp import install as mcp_install
 
@@ -98,10 +97,11 @@ def install(harness: str, key: str, files: list[File], *, dry_run: bool, env: An
     for f, current, new in plans:
         made = record.write_file(f.path, new) if new != current else []
         old = kept.get(f.path)
-        if old is not None:  # installed before: the bytes from before the first install stay
+        if old is not None and _ours_since(f, current, old):  # a re-install: the first "before" stays
             kept[f.path] = {**old, "after": record.entry(None, new, [])["after"]}
-        else:
-            kept[f.path] = record.entry(current, new, made)
+        else:  # changed by someone since an earlier install: "before" is theirs, without ours
+            before = current if old is None or current is None else f.strip(current)
+            kept[f.path] = record.entry(before, new, made if old is None else old.get("made_dirs") or [])
     record.save(rec_path, kept, {"extra": {**(rec.get("extra") or {}), **(extra or {})}})
     return Done(harness, "install", [{k: v for k, v in o.items() if k != "content"} for o in out])
 
@@ -114,8 +114,7 @@ def uninstall(harness: str, key: str, files: list[File], *, dry_run: bool, env: 
     for f in files:
         current = record.read_bytes(f.path)
         item = kept.get(f.path)
-        if item is not None and (current == record.after_of(item) or
-                                 f.strip(current) == f.strip(record.after_of(item))):
+        if item is not None and _ours_since(f, current, item):
             action = "restored"
             if not dry_run:
                 record.restore(f.path, item)
@@ -138,15 +137,14 @@ def uninstall(harness: str, key: str, files: list[File], *, dry_run: bool, env: 
     return Done(harness, "uninstall", out, note)
 
 
+def _ours_since(f: File, current: bytes | None, item: dict[str, Any]) -> bool:
+    """Whether `current` is the file as our last install left it, our entries aside."""
+    after = record.after_of(item)
+    return current == after or (current is not None and f.strip(current) == f.strip(after))
+
+
 def previous_notify(harness_key: str, env: Any) -> dict[str, Any]:
     rec = record.load(record.record_path("codex", harness_key, env))
     extra = rec.get("extra") or {}
     return {"notify": extra.get("notify")} if isinstance(extra, dict) else {}
 
-
-def refuse_inside(path: str, trees: list[str]) -> None:
-    for tree in trees:
-        real, top = os.path.realpath(path), os.path.realpath(tree)
-        if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
-            raise MemfsError(f"install: {path} is inside the memory ({tree}); run this from your project's "
-                             "folder, or use --user")
