@@ -56,5 +56,6 @@ def test_dream_triggers_resolve_global_then_project_then_agent(repo: Path, tmp_p
     out = settings(project, "--memory-dir", str(repo))
     assert (out["dream every"]["value"], out["dream every"]["source"]) == ("3", "git config dream.every (local)")
     assert out["dream trigger"]["value"] == "steps,compaction"
-    git("config", "dream.every", "-3", cwd=repo)  # not a count: the project's stays
-    assert settings(project, "--memory-dir", str(repo))["dream every"]["value"] == "10"
+    git("config", "dream.every", "-3", cwd=repo)  # not a count: shown where it is, refused where used
+    out = settings(project, "--memory-dir", str(repo))
+    assert (out["dream every"]["value"], out["dream every"]["source"]) == ("-3", "git config dream.every (local)")

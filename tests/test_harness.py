@@ -353,3 +353,21 @@ def test_hooks_of_a_memory_that_is_gone_exit_0_and_say_it_at_session_start(repo:
     assert "does not exist" in json.loads(said["SessionStart"])["systemMessage"]
     assert {k: v for k, v in said.items() if k != "SessionStart"} == {"Stop": "", "PreCompact": "",
                                                                       "SessionEnd": ""}
+
+
+def test_a_bad_dream_every_is_said_once_and_the_session_goes_on(repo: Path, tmp_path: Path,
+                                                               hermetic: Path) -> None:
+    project = project_of(tmp_path)
+    git("config", "dream.trigger", "steps", cwd=repo)
+    git("config", "dream.every", "-3", cwd=repo)
+    assert memory("--memory-dir", str(repo), "install", "claude-code", cwd=project).returncode == 0
+    command = installed_command(hermetic / ".claude" / "settings.json", "Stop")
+    payload = json.dumps({"session_id": "bad-every", "cwd": str(project)})
+    said = []
+    for _ in range(2):
+        proc = subprocess.run(command, shell=True, input=payload, capture_output=True, text=True, cwd=project,
+                              timeout=LIMIT)
+        assert proc.returncode == 0, proc.stderr
+        said.append(proc.stdout)
+    assert "dream.every must be a whole number" in json.loads(said[0])["systemMessage"]
+    assert said[1] == "" and runs(repo) == []

@@ -6,7 +6,8 @@
 resolved global -> project -> agent, as Letta resolves its reflection settings
 (`resolve`): git's system and global config, then the local git config of the
 project the harness runs in, then the memory's own git config (one memory per
-agent). A value that does not parse keeps the one below it.
+agent). A dream.trigger that does not parse keeps the one below it (Letta's rule);
+a dream.every that is not a count is refused where it is used (`every_of`).
 
 `maybe_launch(repo_root)` is what the post-commit hook calls. It is cheap when
 nothing is due — one `git config` call when `dream.trigger` has no `commits` —
@@ -26,9 +27,10 @@ import os
 import re
 import sys
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gitmemfs.core import detach, git
+from gitmemfs.core.errors import UsageError
 
 DEFAULT_EVERY = 25
 BACKOFF_BASE = 300.0
@@ -63,10 +65,8 @@ def settings(root: str, project: str | None = None) -> dict[str, str]:
 
 def parse_every(value: str | None) -> int | None:
     """dream.every as a positive count, or None when it is not one (the one parser)."""
-    try:
-        n = int((value or "").strip())
-    except ValueError:
-        return None
+    raw = (value or "").strip()
+    n = int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else 0
     return n if n > 0 else None
 
 
@@ -83,7 +83,13 @@ def parse_trigger(value: str | None) -> tuple[str, ...] | None:
     return tuple(t for t in TRIGGERS if t in words)
 
 
-_VALID = {"dream.trigger": parse_trigger, "dream.every": parse_every}
+# Letta keeps the value below one that does not parse; a dream.every that is not a count
+# is kept instead, so every_of refuses it (a pace nobody chose is worse than a stop).
+def _kept(value: str | None) -> str | None:
+    return value
+
+
+_VALID: dict[str, Callable[[str | None], object]] = {"dream.trigger": parse_trigger, "dream.every": _kept}
 
 
 def resolve(root: str, project: str | None = None) -> dict[str, tuple[str, str]]:
@@ -128,7 +134,16 @@ def triggers_of(cfg: Mapping[str, str]) -> tuple[str, ...]:
 
 
 def every_of(cfg: Mapping[str, str]) -> int:
-    return parse_every(cfg.get("dream.every")) or DEFAULT_EVERY
+    """dream.every, or the default when unset; a value that is not a count is refused
+    (reading -3 or "ten" as 25 would dream at a pace nobody chose)."""
+    raw = (cfg.get("dream.every") or "").strip()
+    if not raw:
+        return DEFAULT_EVERY
+    value = parse_every(raw)
+    if value is None:
+        raise UsageError(f"dream.every must be a whole number of steps or memory commits, at least 1, got "
+                         f"{raw!r}; set it with git config dream.every {DEFAULT_EVERY}")
+    return value
 
 
 def bump_steps(common_dir: str, root: str, every: int) -> tuple[bool, int]:
@@ -221,10 +236,10 @@ def due(root: str, common_dir: str, cfg: Mapping[str, str] | None = None) -> tup
     dreams hold automatic ones back, else `commits`."""
     cfg = settings(root) if cfg is None else cfg
     on = triggers_of(cfg)
-    every = every_of(cfg)
     if "commits" not in on:
-        return False, 0, every, ",".join(on) or "off"
+        return False, 0, DEFAULT_EVERY, ",".join(on) or "off"
     trigger = "commits"
+    every = every_of(cfg)
     n = commits_since(root, last_head(common_dir))
     if n >= every and backoff_left(common_dir)[1] > 0:
         return False, n, every, "backoff"
@@ -274,6 +289,9 @@ def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> boo
             return False
         launch_detached(repo_root, common, ["--auto"])
         return True
+    except UsageError as exc:  # a bad dream.every: the person sees it at their commit
+        sys.stderr.write(f"warning: no dream started: {exc}\n")
+        return False
     except Exception:  # noqa: BLE001 - a hook must never fail a commit over this
         return False
 
