@@ -141,8 +141,8 @@ def every_of(cfg: Mapping[str, str]) -> int:
         return DEFAULT_EVERY
     value = parse_every(raw)
     if value is None:
-        raise UsageError(f"dream.every must be a whole number of steps or memory commits, at least 1, got "
-                         f"{raw!r}; set it with git config dream.every {DEFAULT_EVERY}")
+        raise UsageError(f"dream.every must be a whole number of memory commits, at least 1, got {raw!r}; "
+                         f"set it with git config dream.every {DEFAULT_EVERY}")
     return value
 
 
