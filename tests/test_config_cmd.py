@@ -37,3 +37,25 @@ def test_config_says_why_an_agent_repository_was_chosen(repo: Path, tmp_path: Pa
     assert out["author"]["source"].startswith("agent AGENT_ID=bot-2")
     text = memory("config", cwd=tmp_path, env=env).stdout
     assert text.splitlines()[0].split() == ["repository", str(repo), f"(MEMORY_DIR={repo})"]
+
+
+def test_dream_triggers_resolve_global_then_project_then_agent(repo: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    git("init", "-q", str(project), cwd=tmp_path)
+    git("config", "--global", "dream.trigger", "steps,compaction", cwd=repo)
+    git("config", "--global", "dream.every", "40", cwd=repo)
+    git("config", "dream.every", "10", cwd=project)
+    git("config", "dream.trigger", "bogus", cwd=project)  # does not parse: the global value stays
+    out = settings(project, "--memory-dir", str(repo))
+    assert out["dream trigger"]["value"] == "steps,compaction"
+    assert out["dream trigger"]["source"] == "git config dream.trigger (global)"
+    assert out["dream every"]["value"] == "10"
+    assert out["dream every"]["source"] == f"project {project} (git config --local dream.every)"
+    git("config", "dream.every", "3", cwd=repo)  # the agent's own memory wins over the project
+    git("config", "dream.trigger", "-3", cwd=repo)
+    out = settings(project, "--memory-dir", str(repo))
+    assert (out["dream every"]["value"], out["dream every"]["source"]) == ("3", "git config dream.every (local)")
+    assert out["dream trigger"]["value"] == "steps,compaction"
+    git("config", "dream.every", "-3", cwd=repo)  # not a count: shown where it is, refused where used
+    out = settings(project, "--memory-dir", str(repo))
+    assert (out["dream every"]["value"], out["dream every"]["source"]) == ("-3", "git config dream.every (local)")

@@ -1,5 +1,5 @@
 """`git memory mcp` driven by clients we did not write, installed from the npm registry
-by the test set-up (into a cache folder, once): the official TypeScript SDK client over
+by the test set-up (into a cache folder, once: tests/npmkit.py): the official TypeScript SDK client over
 stdio and streamable HTTP, Claude Code's `claude mcp list` against the entry
 `git memory mcp install claude-code` wrote, and Codex's first request to the model
 (a stand-in for the model's API on loopback records it) after `install codex`.
@@ -7,16 +7,11 @@ stdio and streamable HTTP, Claude Code's `claude mcp list` against the entry
 Each skips with its reason when node/npm is missing or the package cannot be installed."""
 from __future__ import annotations
 
-import fcntl
-import http.server
 import json
 import os
-import shutil
 import subprocess
-import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -24,41 +19,11 @@ from conftest import git, memory, snapshot
 
 pytest.importorskip("mcp.server.mcpserver", reason="the [mcp] extra is not installed")
 
+from npmkit import node_bin, npm_package, stand_in
 from test_mcp import LIMIT, http_server, scrub_mcp_env  # noqa: F401
 
 HERE = Path(__file__).resolve().parent
-CACHE = Path(os.environ.get("GIT_MEMFS_NPM_CACHE") or
-             Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "git-memfs" / "npm")
 TOKEN = "ts-round-token-0123456789"
-
-
-def npm_package(spec: str) -> Path:
-    """The folder `npm install SPEC` filled (node_modules/...), installed once per cache."""
-    if not shutil.which("node") or not shutil.which("npm"):
-        pytest.skip(f"node and npm are needed to install {spec} from the npm registry")
-    target = CACHE / spec.replace("/", "+").replace("@", "")
-    target.mkdir(parents=True, exist_ok=True)
-    done = target / ".installed"
-    with open(target / ".lock", "w") as lock:  # xdist workers install one at a time
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            proc = subprocess.run(["npm", "install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix",
-                                   str(target), spec], capture_output=True, text=True, timeout=900)
-            if proc.returncode != 0:
-                last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-                pytest.skip(f"npm could not install {spec}: {last}")
-            done.write_text(spec + "\n")
-    return target
-
-
-def node_bin(package: Path, name: str) -> str:
-    path = package / "node_modules" / ".bin" / name
-    if not path.exists():
-        pytest.skip(f"{name} is not in the installed package ({package})")
-    probe = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=LIMIT)
-    if probe.returncode != 0:
-        pytest.skip(f"{name} does not run here: {(probe.stderr.strip().splitlines() or ['?'])[-1]}")
-    return str(path)
 
 
 # -- the TypeScript SDK client --------------------------------------------------------------
@@ -147,59 +112,6 @@ def test_claude_code_connects_with_the_entry_install_wrote(mem: Path, tmp_path: 
 
 
 # -- Codex ----------------------------------------------------------------------------------
-
-class StandIn(http.server.ThreadingHTTPServer):
-    """The model's API on loopback: records each request, answers every turn with 'done'."""
-
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), StandInHandler)
-        self.requests: list[dict[str, Any]] = []
-
-
-class StandInHandler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server: StandIn
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
-        try:
-            self.server.requests.append(json.loads(body))
-        except ValueError:
-            self.server.requests.append({"unreadable": body.decode(errors="replace")})
-        usage = {"input_tokens": 1, "input_tokens_details": None, "output_tokens": 1,
-                 "output_tokens_details": None, "total_tokens": 2}
-        events = [{"type": "response.created", "response": {"id": "resp_1"}},
-                  {"type": "response.output_item.done", "item": {
-                      "type": "message", "role": "assistant", "id": "msg_1",
-                      "content": [{"type": "output_text", "text": "done"}]}},
-                  {"type": "response.completed", "response": {"id": "resp_1", "usage": usage}}]
-        data = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
-        self.send_response(200)
-        self.send_header("content-type", "text/event-stream")
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self.send_response(404)
-        self.send_header("content-length", "0")
-        self.end_headers()
-
-
-@contextmanager
-def stand_in() -> Iterator[StandIn]:
-    server = StandIn()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
 
 def memory_tools(request: dict[str, Any]) -> set[str]:
     """The names of the memory server's tools in one request to the model."""

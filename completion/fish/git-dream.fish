@@ -16,7 +16,7 @@ complete -c git-dream -n '__fish_use_subcommand' -s i -l instruction -d 'an extr
 complete -c git-dream -n '__fish_use_subcommand' -l timeout -d 'seconds before the agent is killed (default: dream.timeout, else 1500)' -r
 complete -c git-dream -n '__fish_use_subcommand' -l merge -d 'auto: merge validated work; explicit: leave it pending for review' -r
 complete -c git-dream -n '__fish_use_subcommand' -l no-sandbox -d 'run the agent unconfined (also GIT_DREAM_SANDBOX=0)'
-complete -c git-dream -n '__fish_use_subcommand' -l auto -d 'run only if due (dream.trigger=commits and dream.every memory commits)'
+complete -c git-dream -n '__fish_use_subcommand' -l auto -d 'run only if due (dream.trigger has commits, and dream.every memory commits)'
 complete -c git-dream -n '__fish_use_subcommand' -l background -d 'detach and run in the background'
 complete -c git-dream -n '__fish_use_subcommand' -l verbose -d 'also copy the agent\'s output to stderr'
 complete -c git-dream -n '__fish_seen_subcommand_from list' -s h -l help -d 'show this help message and exit'
@@ -54,7 +54,7 @@ complete -c git -n '__fish_seen_subcommand_from dream' -s i -l instruction -d 'a
 complete -c git -n '__fish_seen_subcommand_from dream' -l timeout -d 'seconds before the agent is killed (default: dream.timeout, else 1500)' -r
 complete -c git -n '__fish_seen_subcommand_from dream' -l merge -d 'auto: merge validated work; explicit: leave it pending for review' -r
 complete -c git -n '__fish_seen_subcommand_from dream' -l no-sandbox -d 'run the agent unconfined (also GIT_DREAM_SANDBOX=0)'
-complete -c git -n '__fish_seen_subcommand_from dream' -l auto -d 'run only if due (dream.trigger=commits and dream.every memory commits)'
+complete -c git -n '__fish_seen_subcommand_from dream' -l auto -d 'run only if due (dream.trigger has commits, and dream.every memory commits)'
 complete -c git -n '__fish_seen_subcommand_from dream' -l background -d 'detach and run in the background'
 complete -c git -n '__fish_seen_subcommand_from dream' -l verbose -d 'also copy the agent\'s output to stderr'
 complete -c git -n '__fish_seen_subcommand_from list' -s h -l help -d 'show this help message and exit'

@@ -26,6 +26,9 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, sh
 complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
+complete -c git-memory -f -n '__fish_use_subcommand' -a uninstall -d 'take out what install wrote (files back as they were)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a hook -d 'the entry point installed hooks run (a harness event)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a search -d 'find what the memory knows: the best lines, ranked'
 complete -c git-memory -f -n '__fish_use_subcommand' -a log -d 'the memory\'s commits: when, who, what and why'
 complete -c git-memory -f -n '__fish_use_subcommand' -a show -d 'a memory file as it was at a revision'
@@ -185,7 +188,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
-complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease on what each has, catching up with commits pushed meanwhile: the one force push this toolkit makes)'
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -202,6 +205,26 @@ complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (de
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from install' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l user -d 'the user\'s settings (default)'
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l project -d 'claude-code: this project\'s .claude/settings.local.json and .mcp.json'
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l name -d 'the MCP server\'s name (default memory)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from install' -l dry-run -d 'print what would change; change nothing'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l user -d 'the user\'s settings (default)'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l project -d 'claude-code: this project\'s .claude/settings.local.json and .mcp.json'
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l name -d 'the MCP server\'s name (default memory)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from uninstall' -l dry-run -d 'print what would change; change nothing'
+complete -c git-memory -n '__fish_seen_subcommand_from hook' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from hook' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from hook' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from hook' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'
@@ -278,6 +301,9 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'li
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a uninstall -d 'take out what install wrote (files back as they were)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a hook -d 'the entry point installed hooks run (a harness event)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a search -d 'find what the memory knows: the best lines, ranked'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a log -d 'the memory\'s commits: when, who, what and why'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a show -d 'a memory file as it was at a revision'
@@ -437,7 +463,7 @@ complete -c git -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print 
 complete -c git -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
 complete -c git -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
 complete -c git -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
-complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease on what each has, catching up with commits pushed meanwhile: the one force push this toolkit makes)'
 complete -c git -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -454,6 +480,26 @@ complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8
 complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
+complete -c git -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from install' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from install' -l user -d 'the user\'s settings (default)'
+complete -c git -n '__fish_seen_subcommand_from install' -l project -d 'claude-code: this project\'s .claude/settings.local.json and .mcp.json'
+complete -c git -n '__fish_seen_subcommand_from install' -l name -d 'the MCP server\'s name (default memory)' -r
+complete -c git -n '__fish_seen_subcommand_from install' -l dry-run -d 'print what would change; change nothing'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l user -d 'the user\'s settings (default)'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l project -d 'claude-code: this project\'s .claude/settings.local.json and .mcp.json'
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l name -d 'the MCP server\'s name (default memory)' -r
+complete -c git -n '__fish_seen_subcommand_from uninstall' -l dry-run -d 'print what would change; change nothing'
+complete -c git -n '__fish_seen_subcommand_from hook' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from hook' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from hook' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from hook' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from search' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from search' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from search' -l json -d 'print one JSON object on stdout, errors included'

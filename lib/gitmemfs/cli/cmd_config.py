@@ -20,8 +20,9 @@ SETTINGS: tuple[tuple[str, str | None, tuple[str, ...], str | None, str], ...] =
     ("dream agent", "dream.agent", ("GIT_DREAM_AGENT",), None, "the command git dream runs"),
     ("dream timeout", "dream.timeout", (), "1500", "seconds before the agent is killed"),
     ("dream merge", "dream.merge", (), "auto", "auto: merge validated work; explicit: leave it for review"),
-    ("dream trigger", "dream.trigger", (), "off", "commits: start a dream every dream.every commits"),
-    ("dream every", "dream.every", (), "25", "memory commits between automatic dreams"),
+    ("dream trigger", "dream.trigger", (), "off",
+     "steps, compaction, commits (a list) or off: what starts an automatic dream"),
+    ("dream every", "dream.every", (), "25", "steps (harness turns) or memory commits between dreams"),
     ("sandbox", None, ("GIT_DREAM_SANDBOX",), "on", "the dream agent's confinement (0/off: none)"),
     ("sandbox allowWrite", "dream.sandbox.allowWrite", (), None, "extra folders the agent may write"),
     ("sandbox allowRead", "dream.sandbox.allowRead", (), None, "extra folders the agent may read (any: all)"),
@@ -64,6 +65,9 @@ def do_config(args: argparse.Namespace, ctx: Any) -> Report:
          "meaning": "the memory repository every command uses (--memory-dir, MEMORY_DIR, AGENT_ID pick another)"},
     ]
     scopes = _scopes(repo.root)
+    from gitmemfs.dream import trigger
+
+    dream = trigger.resolve(repo.root, os.getcwd())  # global -> project (here) -> agent
 
     def config_source(key: str) -> str:
         return f"git config {key} ({scopes[key.lower()][1]})"
@@ -87,6 +91,8 @@ def do_config(args: argparse.Namespace, ctx: Any) -> Report:
         env = next((n for n in envs if os.environ.get(n, "").strip()), None)
         if env is not None:
             value, source = os.environ[env].strip(), f"environment {env}"
+        elif key is not None and key.lower() in trigger.KEYS:
+            value, source = dream.get(key.lower(), (default, "default"))
         elif key is not None and key.lower() in scopes:
             values = repo.cfg_all(key)
             value = ", ".join(values) if len(values) > 1 else values[-1]

@@ -46,7 +46,9 @@ config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.project (the project --from auto reads; default: the current directory),
 dream.resolve (off|agent: on a conflict the replay cannot fix, run the agent once more
 on the new HEAD with the conflicts in its prompt),
-dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
+dream.trigger (off, or a list of steps, compaction, commits; steps and compaction
+come from the harness hooks git memory install puts in), dream.every (25),
+dream.sandbox.allowWrite (repeatable),
 dream.sandbox.allowRead (repeatable; any: reads are not confined),
 dream.sandbox.allowChmod (false), dream.sandbox.allowPort (repeatable: a TCP port
 the agent may connect to, 443 when unset; any: the network is not confined),
@@ -76,7 +78,7 @@ def build_parser() -> Parser:
     parser.add_argument("--no-sandbox", action="store_true",
                         help="run the agent unconfined (also GIT_DREAM_SANDBOX=0)")
     parser.add_argument("--auto", action="store_true",
-                        help="run only if due (dream.trigger=commits and dream.every memory commits)")
+                        help="run only if due (dream.trigger has commits, and dream.every memory commits)")
     parser.add_argument("--background", action="store_true", help="detach and run in the background")
     parser.add_argument("--verbose", action="store_true", help="also copy the agent's output to stderr")
     common = Parser(add_help=False)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         cmd_help,
         cmd_history,
         cmd_init,
+        cmd_install,
         cmd_mcp,
         cmd_remote,
         cmd_view,
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 # `typing`, `re` and friends: ~15 ms of every edit otherwise). cmd_help comes last:
 # `help` is built up to its own module, and must know every command before it.
 MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_compile", "cmd_config",
-           "cmd_admin", "cmd_mcp", "cmd_history", "cmd_help")
+           "cmd_admin", "cmd_mcp", "cmd_install", "cmd_history", "cmd_help")
+# Commands whose module is built alone: a harness runs `hook` on every turn.
+ALONE = {"hook": "cmd_install"}
 
 
 def module(name: str) -> ModuleType:
@@ -102,7 +105,7 @@ def build_parser(command: str | None = None) -> Parser:
     add_global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser,
                                 title="commands")
-    for name in MODULES:
+    for name in (ALONE[command],) if command in ALONE else MODULES:
         module(name).register(sub, common)
         if command is not None and command in sub.choices:
             break

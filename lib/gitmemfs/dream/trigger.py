@@ -1,14 +1,24 @@
 """When a dream is due, and launching one in the background.
 
+`dream.trigger` is a list of `off`, `steps`, `compaction` and `commits` (Letta's
+`step-count` and `compaction-event` are read as `steps` and `compaction`);
+`dream.every` (default 25) is the count for `steps` and for `commits`. They are
+resolved global -> project -> agent, as Letta resolves its reflection settings
+(`resolve`): git's system and global config, then the local git config of the
+project the harness runs in, then the memory's own git config (one memory per
+agent). A dream.trigger that does not parse keeps the one below it (Letta's rule);
+a dream.every that is not a count is refused where it is used (`every_of`).
+
 `maybe_launch(repo_root)` is what the post-commit hook calls. It is cheap when
-nothing is due — one `git config` call when `dream.trigger` is not `commits` —
+nothing is due — one `git config` call when `dream.trigger` has no `commits` —
 and imports only light modules (the git runner, no subprocess), so it stays cheap in
 the post-commit hook.
 
-Due means: `dream.trigger=commits` and at least `dream.every` (default 25)
-commits carrying a `Memory-Op:` trailer landed on HEAD since the parent HEAD the
-last consuming dream (merged or no_changes) left behind. Commits made inside a
-dream (`$DREAM_ID` is set) never launch another one.
+Due (commits) means: at least `dream.every` commits carrying a `Memory-Op:`
+trailer landed on HEAD since the parent HEAD the last consuming dream (merged or
+no_changes) left behind. Commits made inside a dream (`$DREAM_ID` is set) never
+launch another one. Steps are counted by the harness hooks (`bump_steps`, a
+counter file in the memory's git dir under its own lock).
 """
 from __future__ import annotations
 
@@ -17,7 +27,7 @@ import os
 import re
 import sys
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from gitmemfs.core import detach, git
 from gitmemfs.core.errors import UsageError
@@ -42,14 +52,85 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
-def settings(root: str) -> dict[str, str]:
-    res = _git(root, "config", "-z", "--get-regexp", r"^dream\.(trigger|every)$")
-    out: dict[str, str] = {}
-    for item in res.out.split("\0"):
+KEYS = ("dream.trigger", "dream.every")
+TRIGGERS = ("steps", "compaction", "commits")
+_LETTA_NAMES = {"step-count": "steps", "compaction-event": "compaction", "auto-compaction": "compaction"}
+STEPS_FILE = os.path.join("dream", "steps")  # in the git common dir: "N\n", steps since the last launch
+
+
+def settings(root: str, project: str | None = None) -> dict[str, str]:
+    """{key: value} of dream.trigger and dream.every as `resolve` finds them."""
+    return {k: v for k, (v, _) in resolve(root, project).items()}
+
+
+def parse_every(value: str | None) -> int | None:
+    """dream.every as a positive count, or None when it is not one (the one parser)."""
+    raw = (value or "").strip()
+    n = int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else 0
+    return n if n > 0 else None
+
+
+def parse_trigger(value: str | None) -> tuple[str, ...] | None:
+    """dream.trigger as the triggers it turns on (() for off), or None when it does not parse."""
+    words = [w.lower() for w in re.split(r"[\s,]+", (value or "").strip()) if w]
+    if not words:
+        return None
+    words = [_LETTA_NAMES.get(w, w) for w in words]
+    if words == ["off"]:
+        return ()
+    if any(w not in TRIGGERS for w in words):
+        return None
+    return tuple(t for t in TRIGGERS if t in words)
+
+
+# Letta keeps the value below one that does not parse; a dream.every that is not a count
+# is kept instead, so every_of refuses it (a pace nobody chose is worse than a stop).
+def _kept(value: str | None) -> str | None:
+    return value
+
+
+_VALID: dict[str, Callable[[str | None], object]] = {"dream.trigger": parse_trigger, "dream.every": _kept}
+
+
+def resolve(root: str, project: str | None = None) -> dict[str, tuple[str, str]]:
+    """{key: (value, where it came from)} for dream.trigger and dream.every: the memory's
+    git config by scope, with the project's local git config (when `project` is a git
+    repository other than the memory) between the global and the memory's own."""
+    pattern = r"^dream\.(trigger|every)$"
+    layers: dict[str, list[tuple[str, str]]] = {"global": [], "project": [], "agent": []}
+    items = _git(root, "config", "-z", "--show-scope", "--get-regexp", pattern).out.split("\0")
+    for scope, item in zip(items[0::2], items[1::2]):
         key, _, value = item.partition("\n")
-        if key:
-            out[key.lower()] = value.strip()
+        where = "global" if scope in ("system", "global") else "agent"
+        layers[where].append((key.lower(), f"{value.strip()}\0git config {key.lower()} ({scope})"))
+    config = _project_config(root, project) if project else None
+    if config:
+        res = _git(root, "config", "-z", "--file", config, "--get-regexp", pattern)
+        for item in res.out.split("\0") if res.code == 0 else ():
+            key, _, value = item.partition("\n")
+            if key:
+                layers["project"].append(
+                    (key.lower(), f"{value.strip()}\0project {project} (git config --local {key.lower()})"))
+    out: dict[str, tuple[str, str]] = {}
+    for where in ("global", "project", "agent"):
+        for key, packed in layers[where]:
+            value, source = packed.split("\0", 1)
+            if _VALID[key](value) is not None:  # Letta: an invalid value keeps the one below it
+                out[key] = (value, source)
     return out
+
+
+def _project_config(root: str, project: str) -> str | None:
+    """The local config file of the git repository at `project`, unless that is the memory's."""
+    res = _git(project, "rev-parse", "--path-format=absolute", "--git-common-dir", "--show-toplevel")
+    lines = res.out.splitlines()
+    if res.code != 0 or len(lines) < 2 or os.path.realpath(lines[1]) == os.path.realpath(root):
+        return None
+    return os.path.join(lines[0], "config")
+
+
+def triggers_of(cfg: Mapping[str, str]) -> tuple[str, ...]:
+    return parse_trigger(cfg.get("dream.trigger")) or ()
 
 
 def every_of(cfg: Mapping[str, str]) -> int:
@@ -58,11 +139,49 @@ def every_of(cfg: Mapping[str, str]) -> int:
     raw = (cfg.get("dream.every") or "").strip()
     if not raw:
         return DEFAULT_EVERY
-    value = int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else 0
-    if value < 1:
+    value = parse_every(raw)
+    if value is None:
         raise UsageError(f"dream.every must be a whole number of memory commits, at least 1, got {raw!r}; "
                          f"set it with git config dream.every {DEFAULT_EVERY}")
     return value
+
+
+def bump_steps(common_dir: str, root: str, every: int) -> tuple[bool, int]:
+    """Count one step; (due, steps counted). Due resets the count: the caller launches.
+    Under the counter's own lock (never the writer's: a hook must not wait for an edit)."""
+    from gitmemfs.core.repo import FileLock
+
+    path = os.path.join(common_dir, STEPS_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with FileLock(path + ".lock", root, timeout=2):
+        n = read_steps(common_dir) + 1
+        due_now = n >= every
+        _write_steps(path, 0 if due_now else n)
+    return due_now, n
+
+
+def set_steps(common_dir: str, root: str, n: int) -> None:
+    from gitmemfs.core.repo import FileLock
+
+    path = os.path.join(common_dir, STEPS_FILE)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with FileLock(path + ".lock", root, timeout=2):
+        _write_steps(path, n)
+
+
+def read_steps(common_dir: str) -> int:
+    try:
+        with open(os.path.join(common_dir, STEPS_FILE), encoding="ascii") as fh:
+            return max(0, int(fh.read(32).strip() or 0))
+    except (OSError, ValueError):
+        return 0
+
+
+def _write_steps(path: str, n: int) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="ascii") as fh:
+        fh.write(f"{n}\n")
+    os.replace(tmp, path)
 
 
 def _state(common_dir: str) -> dict[str, Any]:
@@ -116,9 +235,10 @@ def due(root: str, common_dir: str, cfg: Mapping[str, str] | None = None) -> tup
     `why not` is the trigger mode when it is not `commits`, `backoff` while failed
     dreams hold automatic ones back, else `commits`."""
     cfg = settings(root) if cfg is None else cfg
-    trigger = (cfg.get("dream.trigger") or "off").lower()
-    if trigger != "commits":
-        return False, 0, DEFAULT_EVERY, trigger
+    on = triggers_of(cfg)
+    if "commits" not in on:
+        return False, 0, DEFAULT_EVERY, ",".join(on) or "off"
+    trigger = "commits"
     every = every_of(cfg)
     n = commits_since(root, last_head(common_dir))
     if n >= every and backoff_left(common_dir)[1] > 0:
@@ -158,8 +278,8 @@ def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> boo
         if os.environ.get("DREAM_ID"):
             return False
         cfg = settings(repo_root) if config is None else {
-            k.lower(): v for k, v in config.items() if k.lower() in ("dream.trigger", "dream.every")}
-        if (cfg.get("dream.trigger") or "off").lower() != "commits":
+            k.lower(): v for k, v in config.items() if k.lower() in KEYS}
+        if "commits" not in triggers_of(cfg):
             return False
         res = _git(repo_root, "rev-parse", "--path-format=absolute", "--git-common-dir")
         common = res.out.strip()
