@@ -438,6 +438,9 @@ def test_a_killed_dream_is_recovered_by_the_next_one(repo: Path) -> None:
     holder = (common_dir(repo) / "dream" / "lock").read_text()
     os.kill(int(re.search(r"pid (\d+)", holder).group(1)), signal.SIGKILL)  # type: ignore[union-attr]
     proc.wait()
+    for pipe in (proc.stdout, proc.stderr):  # killed: nothing to read, only to close (-W error)
+        if pipe is not None:
+            pipe.close()
     out = dream_json(repo, "--agent", "true", code=0)
     assert out["status"] == "no_changes"
     assert "recovered interrupted dream" in out["_stderr"]

@@ -222,3 +222,13 @@ def test_yaml_is_not_imported_by_the_hot_path() -> None:
     lib = str(Path(__file__).resolve().parent.parent / "lib")
     out = subprocess.run([sys.executable, "-c", code % lib], capture_output=True, text=True, env=os.environ)
     assert out.stdout.strip() == "False False", out.stderr
+
+
+def test_a_missing_sh_is_an_environment_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An install without its `sh` (an old venv, a copied hook's python): exit 4 with the fix."""
+    import sys
+
+    monkeypatch.setattr(gitnet, "_SH", None)
+    monkeypatch.setitem(sys.modules, "sh", None)  # `import sh` raises ImportError
+    with pytest.raises(EnvironmentProblem, match="the sh package .* is not installed"):
+        gitnet.run(["ls-remote", str(tmp_path)], cwd=tmp_path)

@@ -34,7 +34,11 @@ def _sh() -> ModuleType:
     if _SH is None:
         import logging
 
-        import sh
+        try:
+            import sh
+        except ImportError:  # an install that lost its dependency: say which, and the fix
+            raise EnvironmentProblem("the sh package (which runs git for network commands) is not installed "
+                                     "for this Python; reinstall git-memfs, or pip install 'sh>=2,<3'") from None
 
         log = logging.getLogger("sh")
         log.setLevel(logging.CRITICAL + 1)
