@@ -130,7 +130,7 @@ def editor(ctx: Any) -> Editor:
 
 def do_create(args: argparse.Namespace, ctx: Any) -> Outcome:
     text = read_stdin_arg(args.file_text)
-    return editor(ctx).create(args.path, args.description, text, args.reason)
+    return editor(ctx).create(args.path, args.description, text, args.reason, flag="-d")
 
 
 def do_str_replace(args: argparse.Namespace, ctx: Any) -> Outcome:

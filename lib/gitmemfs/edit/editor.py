@@ -161,7 +161,9 @@ class Editor:
     # -- commands ------------------------------------------------------------------------
 
     def create(self, file_path: str, description: str | None, text: str | None, reason: str, *,
-               command: str = "create") -> Outcome:
+               command: str = "create", flag: str | None = None) -> Outcome:
+        """`flag`: the option a person gives the description with (`-d`); a missing one is
+        then a usage error in those words, where a tool call hears upstream's."""
         reason = require_reason(reason, self.tool)
         require_text(file_path, "file_path", command)
         body = text or ""
@@ -178,9 +180,9 @@ class Editor:
             given = isinstance(description, str) and bool(description.strip())
             if unused:
                 description = "index"  # a MEMORY.md index has no frontmatter: Letta leaves it unused
-            elif description is None:
-                raise UsageError(f"memory {command}: give -d DESCRIPTION, the file's one-line description")
-            require_text(description, "description", command)
+            elif description is None and flag:
+                raise UsageError(f"memory {command}: give {flag} DESCRIPTION, the file's one-line description")
+            description = require_text(description, "description", command)
             content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
             if os.path.lexists(target):
