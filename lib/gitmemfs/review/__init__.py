@@ -1,0 +1,1 @@
+"""`git memory review`: the person's page (needs the [review] extra)."""
