@@ -324,3 +324,27 @@ def test_every_view_of_a_memory_and_of_a_root(tmp_path: Path, browser: Any) -> N
         browser.goto(info["base"] + "/a/bob/history?author=dream")
         assert "No commits match" in browser.inner_text("main")
         assert request(info, "GET", "/a/..%2Fada/")[0] in (400, 404)
+
+
+@landlock
+def test_a_stale_item_is_checked_against_todays_main_and_its_conflict_shown(mem: Path) -> None:
+    cmd = ('git memory str_replace system/contacts.md "Sarah: +1-555-0100" "Sarah: +1-555-0177" '
+           '-m "Sarah has a new number"')
+    ident = dream_json(mem, "--agent", cmd, "--merge", "explicit", code=0)["id"]
+    assert memory("str_replace", "system/contacts.md", "Sarah: +1-555-0100", "Sarah: moved abroad",
+                  "-m", "Sarah moved", cwd=mem).returncode == 0
+    with review(cwd=mem) as info:
+        status, text = request(info, "GET", "/pending")
+    assert status == 200 and f"item-{ident}" in text
+    assert "conflicts with today&#39;s main" in text and "system/contacts.md" in text.split("conflicting paths")[1]
+
+
+@landlock
+def test_dream_drop_note_is_the_cli_side_of_reject(repo: Path) -> None:
+    ident = pending_dream(repo, "noted")
+    out = dream(repo, "drop", ident, "--note", "Duplicate of an older note")
+    assert out.returncode == 0 and "keeps your note" in out.stdout
+    shown = json.loads(dream(repo, "show", ident, "--json").stdout)
+    assert shown["status"] == "dropped" and shown["note"] == "Duplicate of an older note"
+    assert kept(repo, ident) is None and shown["dropped"]
+    assert json.loads(dream(repo, "list", "--json").stdout)["runs"] == [], "a dropped run holds no work"

@@ -44,7 +44,6 @@ from mcp.types import (
 )
 
 from gitmemfs import __version__
-from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.redact import redact, register_secret
 from gitmemfs.mcp import prompts, resources, tools
@@ -53,7 +52,7 @@ from gitmemfs.web import auth, listen
 from gitmemfs.web.auth import TokenTable
 from gitmemfs.web.gate import GRANT_KEY, Gate
 from gitmemfs.web.hosts import HostPolicy, extra_origins, shown
-from gitmemfs.web.memories import Memories
+from gitmemfs.web.memories import Memories, served
 
 TOKEN_ENV = "GIT_MEMORY_MCP_TOKEN"
 ORIGINS_ENV = "GIT_MEMORY_MCP_ORIGINS"  # extra allowed Origins, comma-separated
@@ -258,13 +257,7 @@ def poll_interval() -> float:
 def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: str = "127.0.0.1",
         port: int = 8765, tokens_file: str | None = None, adopt: bool = False) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
-    for var in approval.VARS:  # an agent's call approves nothing, whoever started the server
-        os.environ.pop(var, None)
-    memories = Memories(memory_dir, root)
-    if root is None:
-        memories.open()  # a wrong --memory-dir fails now, with the CLI's message, not on the first call
-    elif not os.path.isdir(memories.root or ""):
-        raise UsageError(f"mcp: --root {root} is not a directory")
+    memories = served(memory_dir, root, "mcp")  # an agent's call approves nothing
     if tokens_file and not (http and root):
         raise UsageError("mcp: --tokens gives each agent its own token: it needs --http and --root DIR")
     tokens = auth.load_tokens(tokens_file, "mcp") if tokens_file else {}

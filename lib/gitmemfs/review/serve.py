@@ -15,14 +15,13 @@ import sys
 import webbrowser
 from typing import Any
 
-from gitmemfs.core import approval
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.redact import register_secret
 from gitmemfs.review.app import build
 from gitmemfs.web import auth, listen
 from gitmemfs.web.gate import Gate
 from gitmemfs.web.hosts import HostPolicy, shown
-from gitmemfs.web.memories import Memories
+from gitmemfs.web.memories import served
 
 COOKIE = "gitmemfs_review"
 TOKEN_ENV = "GIT_MEMORY_REVIEW_TOKEN"  # needed (and taken from the environment) to bind beyond loopback
@@ -50,13 +49,7 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
         browser: bool = True, as_json: bool = False) -> int:
     import uvicorn
 
-    for var in approval.VARS:  # nothing the page does carries an approval a shell exported
-        os.environ.pop(var, None)
-    memories = Memories(memory_dir, root)
-    if root is None:
-        memories.open()  # a wrong --memory-dir fails now, with the CLI's message
-    elif not os.path.isdir(memories.root or ""):
-        raise UsageError(f"review: --root {root} is not a directory")
+    memories = served(memory_dir, root, "review")  # no approval a shell exported reaches the page's work
     given = os.environ.pop(TOKEN_ENV, None) or None
     auth.check_bind(host, bool(given), "review", f"set {TOKEN_ENV} to a secret of at least {auth.MIN_TOKEN} "
                     "characters (the page's URL then carries it)")
