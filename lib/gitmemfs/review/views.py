@@ -8,7 +8,10 @@ commits.
 from __future__ import annotations
 
 import os
+import threading
 import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from gitmemfs.core import constraints
@@ -46,9 +49,21 @@ def limits_of(snap: Any, layout: str) -> constraints.Constraints:
     return found or constraints.Constraints({}, present=False)
 
 
-def overview(repo: Repo) -> dict[str, Any]:
+# The prompt's figures of the last few commits shown: a commit never changes, and the
+# overview is the page a person reloads (a 10,000-file compile is most of its time).
+_PROMPTS: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
+_PROMPTS_KEPT = 8
+_PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
+
+
+def prompt(repo: Repo) -> dict[str, Any]:
+    """The compiled prompt's size against its limits, per pinned file, at HEAD."""
     snap = load(repo.root, "HEAD")
     layout = _layout(repo, snap)
+    key = (repo.root, snap.revision or "", layout)
+    with _PROMPTS_LOCK:
+        if key in _PROMPTS:
+            return _PROMPTS[key]
     projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout)
     report = tokens.count(projection, snap.revision, None, layout)
     limits = limits_of(snap, layout)
@@ -57,11 +72,22 @@ def overview(repo: Repo) -> dict[str, Any]:
         if f.in_context:
             limit = limits.limit_for(f.path)[0]
             rows.append((f.path, f.tokens, tokens.estimate(limit) if limit else None))
-    sync = status(repo).data
-    return {"revision": snap.revision, "layout": layout, "total": report.total_tokens,
-            "budget": tokens.estimate(limits.max_core), "limits": limits, "rows": rows[:40],
-            "pinned": sum(1 for f in report.files if f.in_context), "files": len(snap.files),
-            "pending": pending.every(repo), "dream": last_dream(repo), "sync": sync}
+    found = {"revision": snap.revision, "layout": layout, "total": report.total_tokens,
+             "budget": tokens.estimate(limits.max_core), "limits": limits, "rows": rows[:40],
+             "pinned": sum(1 for f in report.files if f.in_context), "files": len(snap.files)}
+    with _PROMPTS_LOCK:
+        _PROMPTS[key] = found
+        while len(_PROMPTS) > _PROMPTS_KEPT:
+            _PROMPTS.popitem(last=False)
+    return found
+
+
+def overview(repo: Repo) -> dict[str, Any]:
+    with ThreadPoolExecutor(1) as pool:  # git status works while the prompt compiles
+        sync = pool.submit(lambda: status(Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))))
+        found = prompt(repo)
+        items = pending.every(repo)
+        return {**found, "pending": items, "dream": last_dream(repo), "sync": sync.result().data}
 
 
 def last_dream(repo: Repo) -> dict[str, Any] | None:
