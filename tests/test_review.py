@@ -19,7 +19,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from conftest import commit_all, git, head, memfile, memory, snapshot, write
+from conftest import commit_all, fast_import, git, head, memfile, memory, snapshot, write
 from dreamkit import dream, dream_json, kept, landlock
 
 pytest.importorskip("starlette", reason="the [review] extra is not installed")
@@ -348,3 +348,27 @@ def test_dream_drop_note_is_the_cli_side_of_reject(repo: Path) -> None:
     assert shown["status"] == "dropped" and shown["note"] == "Duplicate of an older note"
     assert kept(repo, ident) is None and shown["dropped"]
     assert json.loads(dream(repo, "list", "--json").stdout)["runs"] == [], "a dropped run holds no work"
+
+
+def test_history_pages_filters_and_word_level_diffs(repo: Path) -> None:
+    history = [({"reference/log.md": memfile("A log", f"The backup runs at {n:02d}:00 daily.\n")},
+                f"backup at {n:02d}:00\n\nMemory-Op: str_replace\nMemory-Path: reference/log.md")
+               for n in range(120)]
+    fast_import(repo, history)
+    write(repo, "system/rules.md", memfile("Ground rules", "Never share secrets.\n", "read_only: true"))
+    commit_all(repo, "a person adds the rules")
+    with review(cwd=repo) as info:
+        first = request(info, "GET", "/history")[1]
+        assert first.count('<a href="/commit/') == 50 and "page=1" in first and "a person adds the rules" in first
+        third = request(info, "GET", "/history?page=2")[1]  # 122 commits: init, 120, the rules
+        assert third.count('<a href="/commit/') == 22 and "page=3" not in third and "page=1" in third
+        last = request(info, "GET", "/history?page=2&op=str_replace")[1]
+        assert last.count('<a href="/commit/') == 20 and "page=3" not in last and "backup at 00:00" in last
+        assert "a person adds the rules" not in last
+        changed = head(repo) + "~1"
+        sha = git("rev-parse", changed, cwd=repo).stdout.strip()
+        diff = request(info, "GET", f"/commit/{sha}")[1]
+        assert "The backup runs at <del>118</del>:00 daily." in diff
+        assert "The backup runs at <ins>119</ins>:00 daily." in diff
+        rules = request(info, "GET", "/files?path=system/rules.md")[1]
+        assert 'class="badge ro">read_only' in rules and "a person adds the rules" in rules
