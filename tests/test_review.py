@@ -32,9 +32,10 @@ PROPOSE = 'git memory create notes/{name}.md "{body}" -d "{desc}" -m "{reason}"'
 
 
 @contextmanager
-def review(*args: str, cwd: Path, env: dict[str, str] | None = None) -> Iterator[dict[str, Any]]:
+def review(*args: str, cwd: Path, env: dict[str, str] | None = None, browse: bool = False) -> Iterator[dict[str, Any]]:
     """The server as a person starts it; yields its --json line (url, port, login_file)."""
-    proc = subprocess.Popen(["git-memory", "review", "--no-browser", "--json", *args], cwd=cwd, text=True,
+    flags = [] if browse else ["--no-browser"]
+    proc = subprocess.Popen(["git-memory", "review", *flags, "--json", *args], cwd=cwd, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
                             env={**os.environ, **(env or {})})
     try:
@@ -277,6 +278,7 @@ def test_a_rebound_host_is_refused(mem: Path) -> None:
 
 def test_the_token_logs_in_once_and_stays_out_of_reach(mem: Path, browser: Any) -> None:
     with review(cwd=mem) as info:
+        assert info["login_file"] is None, "--no-browser writes no file with the token"
         assert request(info, "GET", "/", cookie=False)[0] == 401
         assert request(info, "GET", "/?token=" + "x" * 43, cookie=False)[0] == 401
         browser.goto(info["url"])
@@ -284,13 +286,40 @@ def test_the_token_logs_in_once_and_stays_out_of_reach(mem: Path, browser: Any) 
         assert browser.evaluate("document.cookie") == "", "HttpOnly: no script reads the session"
         cookie = next(c for c in browser.context.cookies() if c["name"] == "gitmemfs_review")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-        login = Path(info["login_file"])
-        assert login.stat().st_mode & 0o077 == 0 and login.parent.stat().st_mode & 0o077 == 0
         proc = info["proc"]
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
         environ = Path(f"/proc/{proc.pid}/environ").read_bytes()
         assert info["token"].encode() not in cmdline and info["token"].encode() not in environ
-    assert not login.exists(), "the login file goes with the server"
+
+
+FAKE_BROWSER = """\
+#!/bin/sh
+# What a browser would see: its argv, and the file it was asked to open (mode, text).
+file=${1#file://}
+stat -c %a "$file" > "$OUT/mode.tmp"; stat -c %a "$(dirname "$file")" >> "$OUT/mode.tmp"
+cp "$file" "$OUT/page.html"; printf '%s\\n' "$@" > "$OUT/argv.tmp"
+mv "$OUT/mode.tmp" "$OUT/mode"; mv "$OUT/argv.tmp" "$OUT/argv"
+"""
+
+
+def test_the_browser_is_opened_on_a_private_file_never_on_the_token(mem: Path, tmp_path: Path) -> None:
+    fake = write(tmp_path, "browser.sh", FAKE_BROWSER)
+    fake.chmod(0o755)
+    out = tmp_path / "seen"
+    out.mkdir()
+    with review(cwd=mem, browse=True, env={"BROWSER": f"{fake} %s", "OUT": str(out)}) as info:
+        login = Path(info["login_file"])
+        for _ in range(600):  # the browser runs beside the server; wait for what it saw
+            if (out / "argv").exists() and (out / "mode").exists():
+                break
+            threading.Event().wait(0.1)
+        argv = (out / "argv").read_text()
+        assert argv.strip() == f"file://{login}" and info["token"] not in argv
+        assert (out / "mode").read_text().split() == ["600", "700"]
+        assert info["url"] in (out / "page.html").read_text()
+        assert login.exists()
+        assert request(info, "GET", f"/?token={info['token']}", cookie=False)[0] == 303
+        assert not login.exists(), "the file goes as soon as a browser has logged in"
 
 
 def test_beyond_loopback_only_with_a_token(mem: Path) -> None:

@@ -1,9 +1,11 @@
 """`git memory review`: serve the page until stopped.
 
-The session token is made here (web.auth.new_token), printed once inside the URL and
-kept in a file only the person can read (STATE_DIR, mode 0600 in a 0700 folder): the
-file the browser is opened on, so the token never reaches a browser's argv, and no
-child of ours sees it in its environment. The access log is off (URLs would carry it).
+The session token is made here (web.auth.new_token) and printed once inside the URL.
+To open a browser, the URL goes in a file only the person can read (state_dir(),
+mode 0600 in a 0700 folder) and the browser is opened on that file, so the token never
+reaches a browser's argv; the file is deleted as soon as a browser has logged in (and
+never written with --no-browser). No child of ours sees the token in its environment,
+and the access log is off (URLs would carry it).
 """
 from __future__ import annotations
 
@@ -60,17 +62,18 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     sock = listen.bind(host, port, "review")
     port = sock.getsockname()[1]
     hosts = HostPolicy(host, port)
-    app: Any = Gate(build(memories, token, hosts), {token.encode(): None}, hosts=hosts, cookie=COOKIE,
-                    advice="open the URL git memory review printed (it carries the session's token)", text=True)
     url = f"http://{shown(host)}:{port}/?token={token}"
-    login = _login_file(url, port)
+    login = _login_file(url, port) if browser else None
+    app: Any = Gate(build(memories, token, hosts), {token.encode(): None}, hosts=hosts, cookie=COOKIE,
+                    advice="open the URL git memory review printed (it carries the session's token)", text=True,
+                    on_login=lambda: _remove(login))
     if as_json:
         sys.stdout.write(json.dumps({"ok": True, "url": url, "port": port, "host": host, "login_file": login}) + "\n")
     else:
         sys.stdout.write(f"git memory review: serving {'every memory under ' + root if root else 'the memory'}\n"
                          f"    {url}\n(open it in a browser; Ctrl-C stops the server)\n")
     sys.stdout.flush()
-    if browser:
+    if login:
         try:
             webbrowser.open("file://" + login)  # a file path in the browser's argv, never the token
         except webbrowser.Error:
@@ -81,8 +84,13 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     try:
         server.run(sockets=[sock])
     finally:
+        _remove(login)
+    return 0
+
+
+def _remove(path: str | None) -> None:
+    if path:
         try:
-            os.unlink(login)
+            os.unlink(path)
         except OSError:
             pass
-    return 0

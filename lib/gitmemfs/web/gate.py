@@ -41,7 +41,7 @@ def cookie_value(scope: Mapping[str, Any], name: str) -> str | None:
 class Gate:
     def __init__(self, app: Any, tokens: TokenTable, *, hosts: HostPolicy | None = None,
                  cookie: str | None = None, advice: str = "send Authorization: Bearer <token>",
-                 realm: str = "git-memory", text: bool = False):
+                 realm: str = "git-memory", text: bool = False, on_login: Any = None):
         self.app = app
         self.tokens = tokens
         self.hosts = hosts
@@ -49,6 +49,7 @@ class Gate:
         self.advice = advice
         self.realm = realm
         self.text = text  # answers as plain text (a person's browser), not JSON (a client)
+        self.on_login = on_login  # called after a browser logged in with ?token=
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -101,6 +102,8 @@ class Gate:
             (b"location", location.encode()), (b"set-cookie", cookie.encode()), (b"cache-control", b"no-store"),
             (b"referrer-policy", b"no-referrer"), (b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})
+        if self.on_login is not None:
+            self.on_login()
         return True
 
     async def refuse(self, send: Any, status: int, error: str, description: str,
