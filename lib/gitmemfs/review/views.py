@@ -58,12 +58,13 @@ _PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
 
 def prompt(repo: Repo) -> dict[str, Any]:
     """The compiled prompt's size against its limits, per pinned file, at HEAD."""
-    snap = load(repo.root, "HEAD")
-    layout = _layout(repo, snap)
-    key = (repo.root, snap.revision or "", layout)
+    # A commit and the configured layout decide everything below: look before listing it.
+    key = (repo.root, repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
     with _PROMPTS_LOCK:
         if key in _PROMPTS:
             return _PROMPTS[key]
+    snap = load(repo.root, key[1] or "HEAD")
+    layout = _layout(repo, snap)
     projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout)
     report = tokens.count(projection, snap.revision, None, layout)
     limits = limits_of(snap, layout)
