@@ -56,7 +56,7 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
         token = urllib.parse.parse_qs(urllib.parse.urlsplit(info["url"]).query)["token"][0]
 
         def get(path: str) -> None:
-            req = urllib.request.Request(base + path, headers={"Cookie": f"gitmemfs_review={token}"})
+            req = urllib.request.Request(base + path, headers={"Cookie": f"gitmemfs_review_{info['port']}={token}"})
             with urllib.request.urlopen(req, timeout=120) as res:
                 assert res.status == 200
                 res.read()

@@ -73,7 +73,7 @@ def request(info: dict[str, Any], method: str, path: str, *, body: dict[str, str
     conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=60)
     sent = {"Host": f"127.0.0.1:{info['port']}", **(headers or {})}
     if cookie:
-        sent["Cookie"] = f"gitmemfs_review={info['token']}"
+        sent["Cookie"] = f"gitmemfs_review_{info['port']}={info['token']}"
     data = urllib.parse.urlencode(body).encode() if body is not None else None
     if data is not None:
         sent.update({"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(data))})
@@ -200,7 +200,7 @@ def test_script_an_agent_planted_never_runs(mem: Path, browser: Any) -> None:
         assert browser.evaluate("window.__pwned") is None and dialogs == []
         status, _ = request(info, "GET", "/files?path=notes/evil.md")
         conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=30)
-        conn.request("GET", "/", headers={"Cookie": f"gitmemfs_review={info['token']}"})
+        conn.request("GET", "/", headers={"Cookie": f"gitmemfs_review_{info['port']}={info['token']}"})
         csp = conn.getresponse().getheader("content-security-policy") or ""
         conn.close()
     assert status == 200
@@ -284,7 +284,7 @@ def test_the_token_logs_in_once_and_stays_out_of_reach(mem: Path, browser: Any) 
         browser.goto(info["url"])
         assert browser.url == info["base"] + "/"
         assert browser.evaluate("document.cookie") == "", "HttpOnly: no script reads the session"
-        cookie = next(c for c in browser.context.cookies() if c["name"] == "gitmemfs_review")
+        cookie = next(c for c in browser.context.cookies() if c["name"] == f"gitmemfs_review_{info['port']}")
         assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
         proc = info["proc"]
         cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()

@@ -25,7 +25,7 @@ from gitmemfs.web.gate import Gate
 from gitmemfs.web.hosts import HostPolicy, shown
 from gitmemfs.web.memories import served
 
-COOKIE = "gitmemfs_review"
+COOKIE = "gitmemfs_review_{port}"  # a cookie is per host, not per port: one name per server
 TOKEN_ENV = "GIT_MEMORY_REVIEW_TOKEN"  # needed (and taken from the environment) to bind beyond loopback
 
 
@@ -64,7 +64,7 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     hosts = HostPolicy(host, port)
     url = f"http://{shown(host)}:{port}/?token={token}"
     login = _login_file(url, port) if browser else None
-    app: Any = Gate(build(memories, token, hosts), {token.encode(): None}, hosts=hosts, cookie=COOKIE,
+    app: Any = Gate(build(memories, token, hosts), {token.encode(): None}, hosts=hosts, cookie=COOKIE.format(port=port),
                     advice="open the URL git memory review printed (it carries the session's token)", text=True,
                     on_login=lambda: _remove(login))
     if as_json:
