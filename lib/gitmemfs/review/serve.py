@@ -63,7 +63,7 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     port = sock.getsockname()[1]
     hosts = HostPolicy(host, port)
     url = f"http://{shown(host)}:{port}/?token={token}"
-    login = _login_file(url, port) if browser else None
+    login = _login_file(url, port) if browser and _has_browser() else None
     app: Any = Gate(build(memories, token, hosts), {token.encode(): None}, hosts=hosts, cookie=COOKIE.format(port=port),
                     advice="open the URL git memory review printed (it carries the session's token)", text=True,
                     on_login=lambda: _remove(login))
@@ -86,6 +86,13 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     finally:
         _remove(login)
     return 0
+
+
+def _has_browser() -> bool:
+    """A graphical browser to open (or $BROWSER): on a console alone, webbrowser would run a
+    text browser in the terminal the server prints to."""
+    return bool(os.environ.get("BROWSER") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
+                or sys.platform == "darwin")
 
 
 def _remove(path: str | None) -> None:

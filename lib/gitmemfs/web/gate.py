@@ -98,12 +98,12 @@ class Gate:
         rest = urlencode([(k, v) for k, v in query if k != "token"])
         location = str(scope.get("path") or "/") + (f"?{rest}" if rest else "")
         cookie = f"{self.cookie}={given[-1]}; Path=/; HttpOnly; SameSite=Strict"
+        if self.on_login is not None:  # before the answer: whoever gets it sees the effect
+            self.on_login()
         await send({"type": "http.response.start", "status": 303, "headers": [
             (b"location", location.encode()), (b"set-cookie", cookie.encode()), (b"cache-control", b"no-store"),
             (b"referrer-policy", b"no-referrer"), (b"content-length", b"0")]})
         await send({"type": "http.response.body", "body": b""})
-        if self.on_login is not None:
-            self.on_login()
         return True
 
     async def refuse(self, send: Any, status: int, error: str, description: str,
