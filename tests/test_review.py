@@ -142,6 +142,8 @@ def test_revert_a_merged_dream_in_the_browser_goes_through_undo(repo: Path, brow
     merge = head(repo)
     with review(cwd=repo) as info:
         browser.goto(info["url"])
+        browser.click("text=its merge: diff, revert")  # from the overview's last dream
+        assert merge in browser.url
         browser.click("nav >> text=History")
         browser.locator(".timeline a", has_text=merge[:7]).click()
         assert "merge(dream): Add third" in browser.inner_text("h1")
