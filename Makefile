@@ -93,8 +93,8 @@ clean:
 	rm -rf $(VENV) .venv-matrix build dist lib/*.egg-info
 
 # Property-based attacks on the gates: >= 100,000 examples (the gate's 3 pure properties x
-# 34,000, JSON inputs, layout flips, search queries); each file prints {"examples": N, "escapes": 0, ...}.
+# 34,000, JSON inputs, layout flips, search queries, paths at their bounds); each file prints {"examples": N, "escapes": 0, ...}.
 fuzz: venv
 	GIT_MEMFS_FUZZ=34000 GIT_MEMFS_FUZZ_JSON=10000 GIT_MEMFS_FUZZ_E2E=20 PATH="$(CURDIR)/bin:$$PATH" \
 		$(PY) -m pytest -q -s -n 0 tests/test_fuzz_gate.py tests/test_fuzz_json.py tests/test_fuzz_layout.py \
-		tests/test_fuzz_search.py
+		tests/test_fuzz_search.py tests/test_fuzz_paths.py

@@ -5,10 +5,22 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+
+# pytest-git's `git_repo` (the design card's fixture): a plain, non-memory repository,
+# made with `git init` in a workspace of its own (`.workspace`, a Path; `.api`, GitPython).
+# pytest-git and pytest-shutil still decorate with @pytest.yield_fixture, whose
+# deprecation warning stops a run under `-W error` at plugin load; setup.cfg keeps them
+# from loading themselves (-p no:git_repo -p no:workspace) and they load here, with
+# that one warning silenced. (pytest 10 removes yield_fixture: dev pins pytest<10.)
+with warnings.catch_warnings():
+    warnings.filterwarnings("ignore", message=r"@pytest\.yield_fixture is deprecated",
+                            category=pytest.PytestDeprecationWarning)
+    from pytest_git import git_repo  # noqa: F401  (a fixture, found by its name)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -72,6 +84,29 @@ def run(cmd: str, *args: str, cwd: Path | str, input: str | None = None,
     stdin = None if input is not None else subprocess.DEVNULL
     return subprocess.run(["git", cmd, *args], cwd=cwd, text=True, capture_output=True, input=input,
                           stdin=stdin, env=full_env, timeout=timeout)
+
+
+def on_terminal(argv: list[str], cwd: Path | str, *, stdout: bool = True,
+                env: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """Run `argv` with stderr (and stdout, unless `stdout=False`) on a pseudo-terminal, as
+    a person's shell would; (exit code, everything it wrote there)."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=slave if stdout else subprocess.DEVNULL,
+                            stderr=slave, env=env)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the terminal closed when the command ended
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    return proc.wait(timeout=120), seen
 
 
 def memory(*args: str, cwd: Path | str, **kw) -> subprocess.CompletedProcess[str]:

@@ -16,6 +16,7 @@ from typing import Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
 
 FIXED = not os.environ.get("GIT_MEMFS_FUZZ")
 
@@ -66,3 +67,31 @@ class Tally:
             if out:
                 Path(out).write_text(line + "\n")
         return summary
+
+
+# -- memory paths at and past the bounds (core/entries.py) --------------------------------------
+
+# Letters (one of them two bytes in UTF-8) and the characters a terminal acts on; no '.', ' ',
+# '\\' or '~', so a name is refused for its bounds or its characters, never for its spelling.
+CONTROLS = "\x1b\x07\x00\x08\r\n\t\x7f\x9b\x85"
+_NAME_CHARS = "abcdé" + CONTROLS
+
+
+def path_strategy(max_depth: int = 40, max_name: int = 300) -> st.SearchStrategy[str]:
+    """Paths ending in `.md`: how deep, how long a name, and whether a control character
+    is in it are what varies, each drawn on both sides of its bound."""
+    name = st.one_of(
+        st.integers(1, max_name).map(lambda n: "a" * n),
+        st.text(st.sampled_from(_NAME_CHARS), min_size=1, max_size=12),
+        st.text(st.sampled_from("abcdé"), min_size=1, max_size=12),
+    )
+    return st.lists(name, min_size=1, max_size=max_depth).map(lambda parts: "/".join(parts) + ".md")
+
+
+def path_over_bounds(path: str) -> bool:
+    """An oracle of our own for the bounds (not entries' code): deeper than 32, a name
+    over 255 bytes, over 512 bytes in all, or a C0, DEL or C1 character."""
+    parts = path.split("/")
+    too_long = any(len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts)
+    control = any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in path)
+    return len(parts) > 32 or len(path.encode("utf-8", "surrogatepass")) > 512 or too_long or control

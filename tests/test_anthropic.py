@@ -516,7 +516,7 @@ def test_without_the_sdk_the_error_names_the_extra() -> None:
             "try:\n    import gitmemfs.integrations.anthropic\n"
             "except ImportError as exc:\n    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "pip install 'git-memfs[anthropic]'" in out
+    assert "pip install '.[anthropic]' in your git-memfs checkout" in out
 
 
 def test_cli_call_in_a_letta_repo_keeps_the_names(repo: Path) -> None:

@@ -40,6 +40,7 @@ def test_the_tree_keeps_the_contract() -> None:
 
 
 LAYERS, CYCLES, GITFILES = "One-way layers", "No import cycles", "Core's edit path"
+NETWORK = "Only network operations run git through sh"
 
 
 @pytest.mark.parametrize("module, line, contract, report", [
@@ -55,6 +56,9 @@ LAYERS, CYCLES, GITFILES = "One-way layers", "No import cycles", "Core's edit pa
     # a reader of git's own files reaching up to the repository it helps open
     ("core/gitfiles/index.py", "from gitmemfs.core import repo  # noqa", GITFILES,
      "gitmemfs.core.gitfiles is not allowed to import gitmemfs.core.repo"),
+    # the commit gate paying for sh
+    ("gate/check.py", "from gitmemfs.core import gitnet  # noqa", NETWORK,
+     "gitmemfs.gate is not allowed to import gitmemfs.core.gitnet"),
     # two modules of one package importing each other (the old cli/memory <-> cli/cmd_help)
     ("cli/cmd_help.py", "from gitmemfs.cli import memory  # noqa", CYCLES, "No cycles are allowed in gitmemfs.cli"),
 ])

@@ -109,9 +109,8 @@ def test_dirty_repo_is_refused_with_names_and_encoding_diagnostics(mem: Path) ->
     assert snapshot(mem) == before
 
 
-def test_not_a_memory_repo(tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_not_a_memory_repo(git_repo) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory("create", "notes/x.md", "b", "-d", "d", "-m", "m", cwd=plain)
     assert proc.returncode == 4
     assert "is not a memory repository; run git memory init" in proc.stderr

@@ -111,7 +111,7 @@ def test_range_checks_a_merge_against_every_parent(mem: Path) -> None:
 
 
 @pytest.mark.parametrize("args,code,message", [
-    (["no-such-rev..HEAD"], 1, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
+    (["no-such-rev..HEAD"], 2, "error: git memory check: bad revision range 'no-such-rev..HEAD'; use e.g. "
                                "origin/main..HEAD\n"),
     (["--staged", "--all"], 2, "error: argument --all: not allowed with argument --staged (see git memory "
                                "check -h)\n"),
@@ -121,9 +121,8 @@ def test_bad_arguments(mem: Path, args: list[str], code: int, message: str) -> N
     assert (proc.returncode, proc.stderr) == (code, message)
 
 
-def test_works_in_any_git_repo_and_subfolders(tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_works_in_any_git_repo_and_subfolders(tmp_path: Path, git_repo) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory("check", cwd=plain)
     assert (proc.returncode, proc.stdout) == (0, "No commits yet: nothing to check.\n")
     write(plain, "memory/system/x.md", "no frontmatter\n")  # Letta's memory/ prefix
@@ -184,3 +183,73 @@ def test_engine_api_for_other_gates(mem: Path) -> None:
     pushed = check.pushed(str(mem), [(base, bad, "refs/heads/main")])
     assert pushed.lines() == [f"{bad[:7]} system/rules.md: file is read_only and cannot be modified"]
     assert check.pushed(str(mem), [(bad, "0" * 40, "refs/heads/gone")]).ok
+
+
+# -- check --tree: one committed tree alone, every problem of every file --------------------
+
+LIMITS = '{"version": 1, "maxFileCharacters": 60}\n'
+DOUBLE = "---\ndescription: one\ndescription: two\ncolour: red\n---\n" + "x" * 80 + "\n"
+
+
+def test_tree_reports_every_problem_of_a_file(mem: Path) -> None:
+    """A file broken three ways (a duplicate key, an unknown key, over its size limit)
+    gets three lines; the validator used to stop at the duplicate."""
+    write(mem, ".memfs.config.json", LIMITS)
+    write(mem, "system/double.md", DOUBLE)
+    write(mem, "system/bom.md", b"\xef\xbb\xbf---\ncolour: red\n---\n")
+    commit_all(mem, "broken with --no-verify")
+    proc = memory("check", "--tree", cwd=mem)
+    assert proc.returncode == 1
+    lines = proc.stdout.splitlines()
+    assert [ln for ln in lines if ln.startswith("system/double.md:")] == [
+        "system/double.md: duplicate frontmatter key 'description'",
+        "system/double.md: unknown frontmatter key 'colour' (allowed: description read_only limit)",
+        f"system/double.md: is {len(DOUBLE)} characters, over maxFileCharacters (60) in .memfs.config.json; "
+        "shorten it or split it into smaller files"]
+    assert [ln for ln in lines if ln.startswith("system/bom.md:")] == [
+        "system/bom.md: starts with a UTF-8 byte order mark; save it as UTF-8 without BOM",
+        "system/bom.md: unknown frontmatter key 'colour' (allowed: description read_only limit)",
+        "system/bom.md: missing required field 'description'"]
+    assert lines[-1] == f"{len(lines) - 1} problems (the tree of HEAD)."
+    out = json.loads(memory("--json", "check", "--tree", "HEAD", cwd=mem).stdout)
+    assert out["mode"] == "tree" and out["rev"] == head(mem) and out["ok"] is False
+    assert {"path": "system/double.md", "message": "duplicate frontmatter key 'description'"} in out["problems"]
+    assert len(out["problems"]) == len(lines) - 1
+
+
+def test_tree_ignores_the_index_and_the_work_tree(mem: Path) -> None:
+    good = head(mem)
+    write(mem, "system/broken.md", "no frontmatter\n")
+    commit_all(mem, "bad (--no-verify)")
+    git("rm", "-q", "--cached", "system/broken.md", cwd=mem)      # the index no longer has it
+    write(mem, "system/contacts.md", "work tree only, no frontmatter\n")
+    git("add", "system/contacts.md", cwd=mem)                     # a staged problem of its own
+    assert "system/contacts.md" in memory("check", "--all", cwd=mem).stdout
+    proc = memory("check", "--tree", cwd=mem)
+    assert (proc.returncode, proc.stdout) == (1, f"system/broken.md: {NO_FM}\n1 problem (the tree of HEAD).\n")
+    proc = memory("check", "--tree", good, cwd=mem)
+    assert (proc.returncode, proc.stdout) == (0, f"No problems: 6 files checked (the tree of {good}).\n")
+
+
+def test_tree_of_a_bare_repository_and_a_bad_revision(mem: Path, tmp_path: Path) -> None:
+    write(mem, "system/broken.md", "no frontmatter\n")
+    commit_all(mem, "bad (--no-verify)")
+    bare = tmp_path / "bare.git"
+    git("clone", "-q", "--bare", str(mem), str(bare), cwd=tmp_path)
+    proc = memory("check", "--tree", "main", cwd=bare)
+    assert (proc.returncode, proc.stdout) == (1, f"system/broken.md: {NO_FM}\n1 problem (the tree of main).\n")
+    for rev in ("nope", "--output=x", "HEAD:system"):  # not a commit; never an option to git
+        proc = memory("check", f"--tree={rev}", cwd=bare)
+        assert proc.returncode == 1 and proc.stderr.startswith("error: git memory check --tree: ")
+    assert not (bare / "x").exists() and not (tmp_path / "x").exists()
+
+
+def test_github_format_is_one_annotation_per_problem(mem: Path) -> None:
+    """An agent names the file: its newline or `::` cannot start a workflow command."""
+    write(mem, "system/a,b:c%.md", "no frontmatter\n")
+    write(mem, "system/x.md", "---\ndescription: ok\n---\n")
+    commit_all(mem, "bad (--no-verify)")
+    proc = memory("check", "--tree", "--format", "github", cwd=mem)
+    assert proc.returncode == 1
+    assert proc.stdout == ("::error file=system/a%2Cb%3Ac%25.md,line=1,title=git memory check::"
+                           f"system/a,b:c%25.md: {NO_FM}\n1 problem (the tree of HEAD).\n")

@@ -15,7 +15,7 @@ def test_edit_commands_import_only_what_they_run(mem: Path) -> None:
     code = ("import sys, runpy; sys.argv = ['git-memory'] + sys.argv[1:]\n"
             "try:\n    runpy.run_module('gitmemfs.cli.memory', run_name='__main__')\n"
             "except SystemExit:\n    pass\n"
-            "heavy = ['yaml', 'gitmemfs.view', 'gitmemfs.remote', 'gitmemfs.dream', "
+            "heavy = ['sh', 'gitmemfs.core.gitnet', 'yaml', 'gitmemfs.view', 'gitmemfs.remote', 'gitmemfs.dream', "
             "'gitmemfs.edit.patch', 'subprocess', 'dataclasses']\n"
             "print(' '.join(m for m in heavy if m in sys.modules), file=sys.stderr)\n")
     proc = subprocess.run([sys.executable, "-c", code, "str_replace", "system/contacts.md", "Tom", "Thomas",
@@ -23,6 +23,23 @@ def test_edit_commands_import_only_what_they_run(mem: Path) -> None:
                           env={**os.environ, "PYTHONPATH": str(LIB)})
     assert "Memory str_replace committed" in proc.stdout, proc.stderr
     assert proc.stderr.strip().splitlines()[-1:] in ([], [""]), f"imported: {proc.stderr}"
+
+
+def test_check_and_sync_import_sh_only_where_they_talk_to_a_remote(mem: Path, tmp_path: Path) -> None:
+    """`check` is local (the lean runner); a network command pays for sh."""
+    bare = tmp_path / "origin.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(mem), str(bare)], check=True)
+    subprocess.run(["git", "remote", "add", "origin", str(bare)], cwd=mem, check=True)
+    subprocess.run(["git", "fetch", "-q", "origin"], cwd=mem, check=True)
+    subprocess.run(["git", "branch", "-q", "-u", "origin/main"], cwd=mem, check=True)
+    code = ("import sys, runpy; sys.argv = ['git-memory'] + sys.argv[1:]\n"
+            "try:\n    runpy.run_module('gitmemfs.cli.memory', run_name='__main__')\n"
+            "except SystemExit:\n    pass\n"
+            "print('sh' in sys.modules, file=sys.stderr)\n")
+    for args, imported in ((["check", "--tree"], "False"), (["check", "--all"], "False"), (["sync"], "True")):
+        proc = subprocess.run([sys.executable, "-c", code, *args], cwd=mem, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(LIB)})
+        assert proc.stderr.strip().splitlines()[-1] == imported, (args, proc.stdout, proc.stderr)
 
 
 def test_parser_constants_match_the_operations() -> None:

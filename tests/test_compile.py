@@ -304,16 +304,14 @@ def test_unknown_rev_is_refused(fixture: Path) -> None:
     assert snapshot(fixture) == before
 
 
-def test_no_commits_compiles_to_nothing(tmp_path: Path) -> None:
-    git("init", "-q", str(tmp_path / "m"), cwd=tmp_path)
-    git("config", "memory.repo", "true", cwd=tmp_path / "m")
-    proc = memory("compile", cwd=tmp_path / "m")
+def test_no_commits_compiles_to_nothing(git_repo) -> None:  # type: ignore[no-untyped-def]
+    git("config", "memory.repo", "true", cwd=git_repo.workspace)   # a plain repo, declared memory
+    proc = memory("compile", cwd=git_repo.workspace)
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
 
 
-def test_not_a_memory_repo(tmp_path: Path) -> None:
-    git("init", "-q", str(tmp_path / "plain"), cwd=tmp_path)
-    proc = memory("compile", cwd=tmp_path / "plain")
+def test_not_a_memory_repo(git_repo) -> None:  # type: ignore[no-untyped-def]
+    proc = memory("compile", cwd=git_repo.workspace)
     assert proc.returncode == 4 and "not a memory repository" in proc.stderr
 
 

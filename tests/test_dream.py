@@ -525,9 +525,8 @@ def test_config_supplies_agent_timeout_and_merge(repo: Path) -> None:
     assert flag_out["status"] == "no_changes", "--agent beats the environment"
 
 
-def test_not_a_memory_repository(tmp_path: Path) -> None:
-    git("init", "-q", str(tmp_path / "plain"), cwd=tmp_path)
-    proc = dream(tmp_path / "plain", "--agent", "true")
+def test_not_a_memory_repository(git_repo) -> None:  # type: ignore[no-untyped-def]
+    proc = dream(git_repo.workspace, "--agent", "true")
     assert proc.returncode == 4 and "not a memory repository" in proc.stderr
 
 

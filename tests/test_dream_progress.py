@@ -4,9 +4,10 @@ dream names its log. (`show` of a merge conflict: tests/test_dream.py.)"""
 from __future__ import annotations
 
 import os
-import pty
 import subprocess
 from pathlib import Path
+
+from conftest import on_terminal
 
 # The agent waits (bounded) until the dream has written a heartbeat to its log: no sleep
 # stands in for synchronisation, and a missing heartbeat fails the assertion, not the clock.
@@ -31,22 +32,9 @@ def test_heartbeat_in_the_log_and_on_stderr_off_a_terminal(repo: Path) -> None:
 
 
 def test_live_line_on_a_terminal(repo: Path) -> None:
-    master, slave = pty.openpty()
-    proc = subprocess.Popen(["git", "dream", "--agent", _agent(repo), "--no-sandbox"], cwd=repo,
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave,
-                            env={**os.environ, "GIT_DREAM_HEARTBEAT": "0.2", "COLUMNS": "200"})
-    os.close(slave)
-    seen = b""
-    while True:
-        try:
-            chunk = os.read(master, 4096)
-        except OSError:  # the terminal closed: the dream is done
-            break
-        if not chunk:
-            break
-        seen += chunk
-    os.close(master)
-    assert proc.wait(timeout=120) == 0, seen
+    code, seen = on_terminal(["git", "dream", "--agent", _agent(repo), "--no-sandbox"], repo, stdout=False,
+                             env={**os.environ, "GIT_DREAM_HEARTBEAT": "0.2", "COLUMNS": "200"})
+    assert code == 0, seen
     text = seen.decode("utf-8", "replace")
     assert "\r\x1b[Kgit dream: running the agent, " in text
     assert "— working on it" in text

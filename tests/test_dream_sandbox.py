@@ -132,6 +132,9 @@ def test_reftable_repositories_are_refused(repo: Path) -> None:
 def test_agent_cannot_signal_the_dream_process(repo: Path) -> None:
     cmd = ("pid=$(sed -n 's/^pid \\([0-9]*\\).*/\\1/p' \"$MEMORY_DIR/../../lock\"); "
            "echo dream-pid=$pid; kill -TERM $pid && echo KILLED || echo KILL-DENIED")
+    # The agent may not read the lock file that names the pid (reads are confined): grant
+    # it, so that only the signal rule stands in the way.
+    git("config", "dream.sandbox.allowRead", str(common_dir(repo) / "dream" / "lock"), cwd=repo)
     out = dream_json(repo, "--agent", cmd, code=0)
     log = log_of(out)
     assert re.search(r"dream-pid=\d+", log) and "KILL-DENIED" in log, log
@@ -152,6 +155,36 @@ def test_probe_abi_and_launcher_refusal_directly(tmp_path: Path) -> None:
     status = os.read(r, 4096).decode()
     os.close(r)
     assert proc.returncode == 125 and "still writable" in status
+
+
+def test_launcher_proves_reads_are_confined_before_exec(tmp_path: Path) -> None:
+    """The read probe: readable after confinement, the launcher refuses; out of reach, it
+    runs the command, which then cannot read a file outside its grants either."""
+    import subprocess
+    import sys
+
+    own, outside = tmp_path / "own", tmp_path / "outside"
+    for folder in (own, outside):
+        folder.mkdir()
+    (outside / "HEAD").write_text("ref: refs/heads/main\n")
+    (outside / "secret").write_text("outside-secret\n")
+    system = [p for p in ("/usr", "/bin", "/lib", "/lib64", "/etc", "/proc") if os.path.exists(p)]
+
+    def launch(read_dirs: list[str], probe: Path) -> tuple[int, str, str]:
+        r, w = os.pipe()
+        argv = sandbox.launcher_argv(sys.executable, [str(own)], probe="", status_fd=w,
+                                     command=["/bin/sh", "-c", f"cat {outside / 'secret'} || echo DENIED"],
+                                     read_dirs=read_dirs, read_probe=str(probe))
+        proc = subprocess.run(argv, pass_fds=(w,), capture_output=True, text=True)
+        os.close(w)
+        status = os.read(r, 4096).decode()
+        os.close(r)
+        return proc.returncode, status, proc.stdout
+
+    code, status, _ = launch([*system, str(outside)], outside / "HEAD")
+    assert code == 125 and "still readable after confinement" in status, status
+    code, status, said = launch(system, outside / "HEAD")
+    assert code == 0 and status.strip() == "ok" and "DENIED" in said and "outside-secret" not in said, said
 
 
 def run_filter(program: list[tuple[int, int, int, int]], arch: int, nr: int, request: int = 0) -> int:

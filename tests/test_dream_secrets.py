@@ -23,6 +23,7 @@ needs_pidns = pytest.mark.skipif(not pidns.available()[0], reason=pidns.availabl
 def _scan(repo: Path, tmp_path: Path, *flags: str) -> dict:
     needle = tmp_path / "needle"
     needle.write_text(TOKEN)
+    git("config", "dream.sandbox.allowRead", str(needle), cwd=repo)  # reads are confined: it is the agent's input
     env = {"GIT_MEMORY_TOKEN": TOKEN, "LETTA_API_KEY": TOKEN + "-letta"}
     return dream_json(repo, *flags, "--agent", agent("scan_proc.sh", str(needle)), env=env)
 

@@ -180,8 +180,9 @@ def test_openhands_events(tmp_path: Path) -> None:
     as_file = tmp_path / "events.json"
     as_file.write_text(json.dumps({"items": items}))
     assert sources.openhands_rows(str(as_file)) == got
+    (tmp_path / "empty" / "nothing").mkdir(parents=True)
     with pytest.raises(Exception, match="no OpenHands event files"):
-        sources.openhands_rows(str(tmp_path))
+        sources.openhands_rows(str(tmp_path / "empty"))
     as_file.write_text("{}")
     with pytest.raises(Exception, match="expected a JSON array"):
         sources.openhands_rows(str(as_file))
@@ -195,6 +196,58 @@ def test_openhands_source_end_to_end(repo: Path, tmp_path: Path) -> None:
     out = dream_json(repo, "--from", f"openhands:{conv}", "--agent", "builtin:notes", code=0)
     assert out["status"] == "merged"
     assert "Prefers vim." in (repo / "system/human.md").read_text()
+
+
+SHOW = 'echo "TRANSCRIPT:"; cat "$DREAM_TRANSCRIPT"; echo; echo "PROMPT:"; cat "$DREAM_PROMPT_FILE"'
+OH_USER = {"kind": "MessageEvent", "id": "evt-user-1", "timestamp": "2026-07-04T09:15:23.123456", "source": "user",
+           "llm_message": {"role": "user", "content": [{"type": "text", "text": "Fix the failing test"}]}}
+OH_AGENT = {"kind": "MessageEvent", "id": "evt-agent-1", "timestamp": "2026-07-04T09:16:00.000000", "source": "agent",
+            "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "Done: the test passes."}]}}
+
+
+def _conversation(folder: Path, *events: dict) -> Path:
+    (folder / "events").mkdir(parents=True)
+    for n, event in enumerate(events):
+        (folder / "events" / f"event-{n:05d}-{event['id']}.json").write_text(json.dumps(event))
+    return folder
+
+
+@landlock
+def test_openhands_actions_arrive_with_their_observations(repo: Path, tmp_path: Path) -> None:
+    """Letta's cases (agent/trajectories/sources/openhands.test.ts): an action names its
+    call in its own `tool_call_id` (its `tool_call` may be absent), the observation in
+    `tool_call_id` only, or by `action_id` alone; an agent error is a failed result;
+    a store folder is every conversation in it, each pairing only its own calls."""
+    action = {"kind": "ActionEvent", "id": "evt-action-1", "timestamp": "2026-07-04T09:15:30.001122",
+              "source": "agent", "thought": [], "tool_name": "terminal", "tool_call_id": "toolu_01ABC",
+              "tool_call": None, "action": {"kind": "TerminalAction", "command": "bun test"}}
+    observed = {"kind": "ObservationEvent", "id": "evt-obs-1", "source": "environment", "tool_name": "terminal",
+                "tool_call_id": "toolu_01ABC",
+                "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": "1 pass"}]}}
+    failed = {"kind": "AgentErrorEvent", "id": "evt-err-1", "source": "agent", "tool_call_id": "toolu_02DEF",
+              "error": "command not found"}
+    by_action = {"kind": "ObservationEvent", "id": "evt-obs-3", "source": "environment", "action_id": "evt-action-3",
+                 "observation": {"content": "plain text from an older SDK", "is_error": True}}
+    store = tmp_path / "conversations"
+    _conversation(store / "conv-a", OH_USER, action, observed,
+                  {**action, "id": "evt-action-2", "tool_call_id": "toolu_02DEF"}, failed,
+                  {**action, "id": "evt-action-3", "tool_call_id": None}, by_action, OH_AGENT)
+    # Another conversation reuses the call id: its result must not answer conv-a's call.
+    _conversation(store / "conv-b", {**OH_USER, "id": "b-user"}, {**action, "id": "b-action"},
+                  {**OH_AGENT, "id": "b-agent"})
+    (store / "conv-bad" / "events").mkdir(parents=True)
+    (store / "conv-bad" / "events" / "event-00000-x.json").write_text("not json")
+    rows = sources.openhands_rows(str(store))
+    calls = [(r["source_message_id"], r.get("resultText"), r.get("resultOk")) for r in rows if r["kind"] == "tool_call"]
+    assert calls == [("evt-action-1", "1 pass", True), ("evt-action-2", "command not found", False),
+                     ("evt-action-3", "plain text from an older SDK", False), ("b-action", None, None)]
+    assert [r["source_message_id"] for r in rows if r["kind"] != "tool_call"] == [
+        "evt-user-1", "evt-agent-1", "b-user", "b-agent"]
+    out = dream_json(repo, "--from", f"openhands:{store / 'conv-a'}", "--agent", SHOW, code=0)
+    block = log_of(out).split("TRANSCRIPT:\n", 1)[1].split("\nPROMPT:", 1)[0]
+    sent = [r for r in json.loads(block) if r.get("role") == "tool"]
+    assert [r.get("content") for r in sent] == ["1 pass", "Error: command not found",
+                                                "Error: plain text from an older SDK"]
 
 
 # -- the prompt ------------------------------------------------------------------------------------

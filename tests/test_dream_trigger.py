@@ -9,6 +9,7 @@ import pytest
 
 from conftest import git, memory, snapshot
 from dreamkit import common_dir, dream, dream_json, landlock, wait_for
+from gitmemfs.core.errors import UsageError
 from gitmemfs.dream import sandbox, state, trigger
 
 KEYS = {"ok", "status", "id", "branch", "base", "head", "commits", "merged", "kept_ref", "message", "log",
@@ -83,7 +84,10 @@ def test_commits_since_and_due(repo: Path) -> None:
     assert trigger.due(root, common) == (False, 0, 25, "off")
     git("config", "dream.trigger", "commits", cwd=repo)
     git("config", "dream.every", "nonsense", cwd=repo)
-    assert trigger.due(root, common) == (False, 1, 25, "commits"), "init's commit counts; bad every -> 25"
+    with pytest.raises(UsageError, match="dream.every must be a whole number"):  # not read as 25
+        trigger.due(root, common)
+    git("config", "--unset", "dream.every", cwd=repo)
+    assert trigger.due(root, common) == (False, 1, 25, "commits"), "init's commit counts; unset every -> 25"
     git("config", "dream.every", "1", cwd=repo)
     assert trigger.due(root, common)[0] is True
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmemfs.core import git, redact
+from gitmemfs.core import git, gitnet, redact
 from gitmemfs.core.errors import EnvironmentProblem
 
 TOKEN = "sk-let-FAKE0123456789abcdefTOKEN"
@@ -110,23 +110,60 @@ def test_git_error_redacts_every_field() -> None:
     assert "fetch" in str(err) and "exit 128" in str(err)
 
 
-def test_failed_network_command_never_shows_the_token(tmp_path: Path) -> None:
+@pytest.mark.parametrize("runner", [git.run, gitnet.run], ids=["local", "network"])
+def test_failed_network_command_never_shows_the_token(tmp_path: Path, runner) -> None:  # type: ignore[no-untyped-def]
     redact.register_secret(TOKEN, basic_user="letta")
     header = f"Authorization: Basic {BASIC}"
     with pytest.raises(git.GitError) as info:
-        git.run(["ls-remote", "http://127.0.0.1:9/none.git"], cwd=tmp_path, timeout=20,
-                config={"http.extraHeader": header, "credential.helper": ""})
+        runner(["ls-remote", "http://127.0.0.1:9/none.git"], cwd=tmp_path, timeout=20,
+               config={"http.extraHeader": header, "credential.helper": ""})
     err = info.value
     blob = " ".join([str(err), err.stdout, err.stderr, *err.argv, repr(err.__cause__), repr(err.__context__)])
     assert TOKEN not in blob and BASIC not in blob
     assert err.__cause__ is None and (err.__context__ is None or err.__suppress_context__)
 
 
-def test_timeout_becomes_git_error(tmp_path: Path) -> None:
-    for session in (False, True):
+@pytest.mark.parametrize("runner", [git.run, gitnet.run], ids=["local", "network"])
+def test_timeout_becomes_git_error(tmp_path: Path, runner) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(git.GitError) as info:
+        runner(["-c", "alias.nap=!sleep 5", "nap"], cwd=tmp_path, timeout=0.5)
+    assert info.value.timed_out and "timed out after 0.5s" in str(info.value)
+
+
+def test_network_runner_keeps_the_conventions_and_sh_to_itself(tmp_path: Path) -> None:
+    """Through sh: the same command line, environment and input as the local runner;
+    a git killed by a signal is a GitError (sh's exception, with its full_cmd, never
+    escapes, nor does its logger say anything, even with every logger listening)."""
+    import logging
+
+    redact.register_secret(TOKEN, basic_user="letta")
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    root = logging.getLogger()
+    keep, level = Keep(logging.DEBUG), root.level
+    root.addHandler(keep)
+    root.setLevel(logging.DEBUG)
+    try:
+        res = gitnet.run(["-c", "alias.dump=!env; cat", "dump"], cwd=tmp_path, input=f"in {TOKEN}\n",
+                         config={"http.extraHeader": f"Authorization: Basic {BASIC}"})
+        assert "GIT_TERMINAL_PROMPT=0" in res.out and f"in {TOKEN}" in res.out
+        assert "GIT_CONFIG_VALUE_0=Authorization: Basic" in res.out and res.argv[:3] == git.argv_for([])
         with pytest.raises(git.GitError) as info:
-            git.run(["-c", "alias.nap=!sleep 5", "nap"], cwd=tmp_path, timeout=0.5, session=session)
-        assert info.value.timed_out and "timed out after 0.5s" in str(info.value)
+            gitnet.run(["-c", f"alias.die=!echo {TOKEN} >&2; kill -9 $PPID", "die"], cwd=tmp_path)
+    finally:
+        root.removeHandler(keep)
+        root.setLevel(level)
+    err = info.value
+    assert type(err) is git.GitError and err.exit_code == -9
+    assert err.__cause__ is None and err.__suppress_context__
+    assert TOKEN not in " ".join([str(err), err.stdout, err.stderr, *err.argv])
+    assert [r for r in seen if r.name.startswith("sh")] == []
+    with pytest.raises(git.GitError, match="directory does not exist"):
+        gitnet.run(["status"], cwd=tmp_path / "nowhere")
 
 
 def test_missing_git_is_an_environment_problem(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -4,6 +4,7 @@ the post-commit work (mirror, dream trigger) still happens, and any other hook i
 the folder sends the commit through git's hooks as before."""
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -34,10 +35,10 @@ def edit(mem: Path, n: int = 0, **kw) -> object:
 
 
 def mark_when_started(hook_path: Path, marker: Path) -> None:
-    """Make our installed hook (a Python script) touch `marker` when it starts."""
+    """Make our installed hook (a shell script) touch `marker` when it starts."""
     text = hook_path.read_text()
-    assert text.startswith("#!") and "\nlib=" in text
-    hook_path.write_text(text.replace("\nlib=", f"\nopen({str(marker)!r}, 'w').close()\nlib=", 1))
+    assert text.startswith("#!/bin/sh\n") and "\nlib=" in text
+    hook_path.write_text(text.replace("\nlib=", f"\n: > {shlex.quote(str(marker))}\nlib=", 1))
 
 
 def test_an_edit_starts_none_of_our_hooks(mem: Path) -> None:

@@ -62,7 +62,8 @@ def stage(repo: Path, rel: str, content: str | bytes) -> None:
     (b"\xfe\xff\x00-\x00-\x00-", "has UTF-16BE BOM; convert the file to UTF-8"),
     (b"\xef\xbb\xbf---\ndescription: bom\n---\n", "starts with a UTF-8 byte order mark; save it as UTF-8 without BOM"),
     (b"---\ndescription: nul\n---\na\x00b\n", "contains NUL bytes, possibly UTF-16; convert the file to UTF-8"),
-    (b"---\ndescription: latin1 \xe9t\xe9\n---\n", "is not valid UTF-8; convert the file to UTF-8"),
+    (b"---\ndescription: latin1 \xe9t\xe9\n---\n",
+     "is not valid UTF-8 (byte 0xe9 at line 2, column 21); convert the file to UTF-8"),
 ])
 def test_each_content_rule_stops_the_commit(repo: Path, content: str | bytes, problem: str) -> None:
     stage(repo, "system/note.md", content)

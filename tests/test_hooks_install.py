@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -53,8 +54,8 @@ def test_init_installs_hooks_that_run_our_interpreter(tmp_path: Path) -> None:
     assert set(info["hooks"]) == {"pre-commit", "pre-merge-commit", "post-commit"}
     text = (repo / ".git/hooks/pre-commit").read_text()
     assert "git-memfs-hook: installed (pre-commit)" in text
-    assert f"py='{sys.executable}'\n" in text and str(LIB) in text
-    assert text.startswith(f"#!{sys.executable} -I"), "a gate is a Python script git starts directly"
+    assert f"py={shlex.quote(sys.executable)}\n" in text and str(LIB) in text
+    assert text.startswith("#!/bin/sh\n"), "a few lines of sh, which can say when the Python is gone"
     assert os.access(repo / ".git/hooks/pre-commit", os.X_OK)
     commit_bad(repo)
     text_status = memory("hooks", cwd=repo).stdout
@@ -179,12 +180,9 @@ def test_status_reports_hooks_that_will_not_run(repo: Path) -> None:
     info = status(repo)
     assert info["hooks"]["pre-commit"]["state"] == "broken"
     assert "its interpreter /nonexistent/python3 is gone" in info["hooks"]["pre-commit"]["detail"]
-    stderr = commit_bad_fails_closed(repo)  # git cannot start it, and refuses the commit
-    assert "pre-commit" in stderr, stderr
-    # The shell form (for paths a `#!` line cannot hold) says why itself.
-    hook.write_text(hooks.script("pre-commit", direct=False).replace(sys.executable, "/nonexistent/python3"))
-    stderr = commit_bad_fails_closed(repo)
-    assert "/nonexistent/python3 is gone; run git memory hooks install again" in stderr
+    stderr = commit_bad_fails_closed(repo)  # the hook says why, and refuses the commit
+    assert "error: git-memfs pre-commit hook refused the commit: the git-memfs that installed it is gone " \
+           "(/nonexistent/python3," in stderr, stderr
     assert memory("hooks", "install", cwd=repo).returncode == 0
     assert status(repo)["effective"]
 
@@ -228,9 +226,8 @@ def test_portable_script_boots_like_installed_hooks() -> None:
 
 
 @pytest.mark.parametrize("args", [("hooks", "install"), ("hooks", "status"), ("mirror", "status")])
-def test_hooks_and_mirror_need_a_memory_repo(tmp_path: Path, args: tuple[str, ...]) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_hooks_and_mirror_need_a_memory_repo(git_repo, args: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory(*args, cwd=plain)
     assert proc.returncode == 4
     assert "is not a memory repository; run git memory init" in proc.stderr
@@ -259,6 +256,21 @@ def test_post_commit_shortcut_knows_every_mirror_key() -> None:
         sub, _, name = rest.rpartition(".")
         canonical = ".".join(filter(None, [section.lower(), sub, name.lower()]))
         assert canonical in hooks.POST_COMMIT_KEYS
+
+
+def test_a_gate_installed_as_a_python_script_still_guards(mem: Path) -> None:
+    """Until this release a gate was a Python script git started directly (no shell);
+    repositories that have one keep it working without a reinstall."""
+    site = os.path.dirname(os.path.dirname(__import__("yaml").__file__))
+    text = (ROOT / "tests/fixtures/hooks-0.3-python-gate/pre-commit").read_text()
+    hook = mem / ".git/hooks/pre-commit"
+    hook.write_text(text.replace("@PYTHON@", sys.executable).replace("@LIB@", f"{LIB}:{site}"))
+    assert hooks.status(mem)["hooks"]["pre-commit"]["state"] == "installed"
+    write(mem, "system/rules.md", memfile("Ground rules", "Share everything.\n", "read_only: true"))
+    before = snapshot(mem)
+    proc = git("commit", "-qam", "loosen the rules", cwd=mem, check=False)
+    assert proc.returncode == 1 and "system/rules.md: file is read_only and cannot be modified" in proc.stderr
+    assert snapshot(mem) == before
 
 
 def test_hooks_installed_by_the_first_release_still_guard_and_mirror(mem: Path, tmp_path: Path) -> None:

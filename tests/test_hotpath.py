@@ -57,11 +57,11 @@ def test_description_line_breaks_become_spaces() -> None:
 
 
 def test_pre_commit_path_imports_no_heavy_module() -> None:
-    """What the hook imports: none of re, typing, dataclasses, json, yaml, subprocess.
+    """What the hook imports: none of re, typing, dataclasses, json, sh, yaml, subprocess.
     (`signal` is in, with the enum, functools and collections it brings: the private
     `_signal` saved ~4 % of a hook, under the fast-path rule's 5 %.)"""
     code = ("import sys; import gitmemfs.hookmain; "
-            "print(' '.join(m for m in ('re', 'typing', 'dataclasses', 'json', "
+            "print(' '.join(m for m in ('re', 'typing', 'dataclasses', 'json', 'sh', "
             "'yaml', 'subprocess') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-I", "-S", "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}"],
                          capture_output=True, text=True, check=True).stdout

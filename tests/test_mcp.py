@@ -517,7 +517,8 @@ def test_without_the_sdk_one_line_names_the_extra(mem: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=mem, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(LIB)})
     assert proc.returncode == 4
-    assert proc.stderr == "error: mcp: the MCP SDK is not installed; pip install 'git-memfs[mcp]'\n"
+    assert proc.stderr == ("error: mcp: the MCP SDK is not installed; pip install '.[mcp]' in your git-memfs "
+                           "checkout\n")
     assert proc.stdout == ""
 
 

@@ -241,3 +241,39 @@ def test_view_works_on_a_read_only_mount(mem: Path, tmp_path: Path) -> None:
         assert "Sarah: +1-555-0100" in proc.stdout
     finally:
         subprocess.run(["umount", str(mount)], check=True)
+
+
+# -- the tour: every page's transcript, typed into one shell from an empty folder ---------------
+
+def _pages_with_transcripts() -> list[Path]:
+    from test_readme import DOCS, page_blocks
+
+    return [page for page in DOCS if any(not b.skip for b in page_blocks(page))]
+
+
+@pytest.mark.parametrize("page", _pages_with_transcripts(), ids=lambda p: p.name)
+def test_each_page_runs_as_written_in_one_shell_from_an_empty_folder(page: Path, tmp_path: Path) -> None:
+    """What a newcomer does: open a terminal in an empty home, type the page's commands
+    in order (a `cd` stays in effect, nothing is prepared behind the page), and see what
+    the page shows. tests/test_readme.py holds the same text to the same outputs."""
+    import subprocess
+
+    from test_readme import masked, page_blocks, pattern
+
+    home = tmp_path / "home" / "me"
+    home.mkdir(parents=True)
+    (home / ".gitconfig").write_text("[user]\n\tname = Me\n\temail = me@example.com\n"
+                                     "[init]\n\tdefaultBranch = main\n")
+    env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "COLUMNS": "80"}
+    env.pop("GIT_MEMFS_PYTHON", None)
+    steps = [step for block in page_blocks(page) if not block.skip for step in block.steps]
+    marker = "@@git-memfs-step@@"
+    script = "exec 2>&1\ncd ~\n" + "".join(f"printf '\\n{marker}\\n'\n{command}\n" for command, _ in steps)
+    proc = subprocess.run(["bash", "-c", script], cwd=home, env=env, stdout=subprocess.PIPE, text=True,
+                          stdin=subprocess.DEVNULL, timeout=600)
+    outputs = proc.stdout.split(f"\n{marker}\n")[1:]
+    assert len(outputs) == len(steps), proc.stdout
+    wrong = [f"$ {command}\n--- {page.name}\n" + "\n".join(expected) + f"\n--- typed\n{masked(out, home)}"
+             for (command, expected), out in zip(steps, outputs)
+             if not pattern(expected).fullmatch(masked(out, home))]
+    assert not wrong, "\n".join(wrong)

@@ -444,9 +444,8 @@ def test_utf16_patch_file_is_named(repo: Path, tmp_path: Path) -> None:
     assert f"File is not valid UTF-8 text: {patch_file}. Detected UTF-16LE BOM" in proc.stderr
 
 
-def test_not_a_memory_repo(tmp_path: Path) -> None:
-    git("init", "-q", str(tmp_path / "plain"), cwd=tmp_path)
-    proc = run("memory-patch", "-m", "r", "-", cwd=tmp_path / "plain", input=ADD)
+def test_not_a_memory_repo(git_repo) -> None:  # type: ignore[no-untyped-def]
+    proc = run("memory-patch", "-m", "r", "-", cwd=git_repo.workspace, input=ADD)
     assert proc.returncode == 4 and "not a memory repository" in proc.stderr
 
 

@@ -17,8 +17,8 @@ def root(tmp_path: Path) -> str:
 
 @pytest.mark.parametrize("raw,label", [
     ("system/contacts.md", "system/contacts"),
-    ("  system/contacts  ", "system/contacts"),
-    ("system\\contacts.md", "system/contacts"),
+    ("./system/contacts.md", "system/contacts"),  # what git takes for the same file
+    ("system/./contacts.md", "system/contacts"),
     ("memory/system/x.md", "system/x"),
     ("memory/memory/x.md", "memory/x"),
     ("memory", "memory"),
@@ -63,7 +63,20 @@ def test_real_memory_folder_is_kept_for_relative_paths(root: str) -> None:
     (".md", "resolves to an empty memory label"),
     ("memory//", "resolves to an empty memory label"),
     ("a/../b", "contains invalid path traversal segment"),
-    ("./a", "contains invalid path traversal segment"),
+    ("../a", "contains invalid path traversal segment"),
+    # Issue 39: refused with the reason, never renamed.
+    ("  system/contacts  ", "'f' begins or ends with whitespace"),
+    ("notes/x.md ", "'f' begins or ends with whitespace"),
+    ("system\\contacts.md", "'f' holds a backslash; memory paths use / between folders"),
+    ("notes/a\\b.md", "'f' holds a backslash"),
+    ("x.md.", "ending in a dot or a space"),
+    ("notes /x.md", "ending in a dot or a space"),
+    # Issue 34: bounded, printable.
+    ("notes/\x1b]0;pwned\x07.md", "'f' holds the control character U+001B"),
+    ("a\u009b31m.md", "'f' holds the control character U+009B"),
+    ("/".join(["d"] * 1100) + "/x.md", "is 1,101 components deep; memory paths have at most 32"),
+    ("n" * 300 + ".md", "has a 303-byte component; a file or folder name has at most 255 bytes"),
+    ("/".join(["n" * 200] * 3) + ".md", "is 605 bytes long; memory paths have at most 512 (UTF-8)"),
     ("a/\0b", "contains invalid null bytes"),
     (".git/config", "must not point into the .git directory"),
     ("system/.Git/x", "must not point into the .git directory"),
@@ -72,6 +85,13 @@ def test_refusals(root: str, raw: str, message: str) -> None:
     with pytest.raises(PathError) as info:
         paths.normalize_label(raw, "f", root)
     assert message in str(info.value)
+
+
+def test_the_bounds_themselves_are_taken(root: str) -> None:
+    deepest = "/".join(["d"] * 31) + "/x.md"
+    assert paths.normalize_label(deepest, "f", root) == deepest[:-3]
+    assert paths.normalize_label("n" * 252 + ".md", "f", root) == "n" * 252
+    assert paths.normalize_label("é" * 126 + ".md", "f", root) == "é" * 126  # 252 + 3 bytes
 
 
 def test_root_itself_is_refused(root: str) -> None:

@@ -1,15 +1,17 @@
 """The docs' examples are transcripts, and they run: every ```console block of
 README.md and of each page under docs/ is one step of that page's transcript. A
-page's `$ ` commands run in order in one temporary memory repository of its own (at
-the docs' /home/me/agent-memory, mapped to a temp folder), and each command's output
-must match what the page shows.
+page's `$ ` commands run in order from an empty home folder of its own (the docs'
+/home/me, mapped to a temp folder), as a reader would type them: a page makes its
+memory at ~/agent-memory itself (its set-up shown, collapsed in a <details> when long),
+and each command's output must match what the page shows. Commands run in
+~/agent-memory once it exists (the docs `cd` there after making it).
 
 Matching: commit ids (7-64 hex digits) match any id; `…` matches any text (the
 docs elide with it); the docs' home and repository paths stand for the temp ones.
 A block that needs what a test machine lacks (a real hosted server, a specific
-terminal) is preceded by `<!-- transcript: skip: REASON -->`; a block can run setup
-first with `<!-- transcript: setup: SHELL COMMANDS -->`, or start from a new
-repository with `<!-- transcript: fresh -->` (both hidden when rendered). A command
+terminal) is preceded by `<!-- transcript: skip: REASON -->`. Hidden set-up
+(`<!-- transcript: setup: … -->`, `<!-- transcript: fresh -->`, fixtures the page
+does not show) is refused: a reader could not reproduce the page. A command
 may open a here-document (`cat > ../x <<'EOF'`): its lines, through the closing word,
 belong to the command.
 """
@@ -133,6 +135,9 @@ def test_every_console_block_runs_or_says_why_not(page: Path) -> None:
     for block in page_blocks(page):
         assert block.steps, f"{page_name(page)} line {block.line}: a console block without a `$ ` command"
         assert block.skip is None or len(block.skip) > 10, f"{page_name(page)} line {block.line}: give the reason"
+        assert not block.setup and not block.fresh, (
+            f"{page_name(page)} line {block.line}: hidden set-up; show it in the page (a console block, in "
+            "<details> when long) so a reader can run every block as written")
 
 
 @pytest.mark.parametrize("page", [page for page in DOCS if page_blocks(page)], ids=page_name)
@@ -141,7 +146,7 @@ def test_transcripts(page: Path, tmp_path: Path) -> None:
     home = tmp_path / "home" / "me"
     home.mkdir(parents=True)
     env = {**os.environ, "HOME": str(home), "GIT_CONFIG_GLOBAL": str(home / ".gitconfig"), "COLUMNS": "80",
-           "FIXTURES": str(ROOT / "tests" / "fixtures" / "readme"), "CHECKOUT": str(ROOT)}
+           "CHECKOUT": str(ROOT)}
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Me\n\temail = me@example.com\n[init]\n\tdefaultBranch = main\n")
     for name in ("GIT_MEMFS_PYTHON",):
@@ -155,19 +160,10 @@ def test_transcripts(page: Path, tmp_path: Path) -> None:
                               stdin=subprocess.DEVNULL, timeout=120)
         return proc.returncode, proc.stdout
 
-    init = f"cd {home} && rm -rf {repo} && git memory init -q {repo}"
-    code, out = sh(init)
-    assert code == 0, out
     failures = []
     for block in page_blocks(page):
         if block.skip:
             continue
-        if block.fresh:  # the section starts from a new repository
-            code, out = sh(init)
-            assert code == 0, out
-        for command in block.setup:
-            code, out = sh(command)
-            assert code == 0, f"{where} line {block.line}: setup {command!r} failed:\n{out}"
         for command, expected in block.steps:
             _, out = sh(command)
             got = masked(out, home)

@@ -9,8 +9,7 @@ import pytest
 from gitserver import TOKEN, GitServer, seed, server_fixture, token_env  # noqa: F401
 
 from conftest import git, memory
-from gitmemfs.core import git as gitrun
-from gitmemfs.core import redact
+from gitmemfs.core import gitnet, redact
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.git import GitError
 from gitmemfs.remote import auth
@@ -200,7 +199,7 @@ def test_a_timed_out_call_leaves_no_helper_behind(server: GitServer, tmp_path: P
     server.delay = 120.0
     url = server.url()
     with pytest.raises(GitError) as info:
-        gitrun.run(["clone", "-q", url, str(tmp_path / "clone")], cwd=tmp_path, timeout=2, session=True)
+        gitnet.run(["clone", "-q", url, str(tmp_path / "clone")], cwd=tmp_path, timeout=2)
     assert info.value.timed_out
     deadline = time.monotonic() + 10
     while helpers_for(url) and time.monotonic() < deadline:

@@ -88,9 +88,8 @@ def test_init_marks_seeds_and_never_reseeds(repo: Path) -> None:
     assert git("config", "memory.agentId", cwd=repo).stdout.strip() == "agent-1"
 
 
-def test_init_adopts_a_plain_repo_and_refuses_a_non_empty_folder(tmp_path: Path) -> None:
-    plain = tmp_path / "plain"
-    git("init", "-q", str(plain), cwd=tmp_path)
+def test_init_adopts_a_plain_repo_and_refuses_a_non_empty_folder(tmp_path: Path, git_repo) -> None:  # type: ignore[no-untyped-def]
+    plain = git_repo.workspace
     proc = memory("init", str(plain), "--remote", "https://example.com/mem.git", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert git("remote", "get-url", "origin", cwd=plain).stdout.strip() == "https://example.com/mem.git"

@@ -200,3 +200,54 @@ def test_check_works_in_the_bare_repository(client: Path, server: Path) -> None:
                            "by the agent\n1 problem (2 commits of main).\n")
     proc = memory("check", "--staged", cwd=server)
     assert proc.returncode == 2 and "needs a work tree" in proc.stderr
+
+
+# -- forges that run hooks/pre-receive.d/ (Gitea, Forgejo, Soft Serve) -------------------
+
+# What a forge writes as the repository's own pre-receive: read the updates once, hand
+# them to every executable in pre-receive.d in turn, fail if any failed (Gitea's way).
+FORGE_PRE_RECEIVE = """#!/usr/bin/env bash
+updates=$(cat)
+status=0
+for hook in "${GIT_DIR:-$(dirname "$0")/..}/hooks/$(basename "$0").d"/*; do
+  [ -f "$hook" ] && [ -x "$hook" ] || continue
+  printf '%s\\n' "$updates" | "$hook" || status=$?
+done
+exit $status
+"""
+FORGE_OWN = "#!/bin/sh\ncat >/dev/null\necho forge-ran >> \"$(dirname \"$0\")/../../forge.log\"\n"
+
+
+@pytest.mark.parametrize("placed", ["copied", "linked"])
+def test_pre_receive_d_script_beside_a_forges_own(mem: Path, tmp_path: Path, placed: str) -> None:
+    server = tmp_path / "forge.git"
+    git("init", "-q", "--bare", str(server), cwd=tmp_path)
+    git("remote", "add", "origin", str(server), cwd=mem)
+    git("push", "-q", "origin", "main", cwd=mem)
+    (server / "hooks").mkdir(exist_ok=True)
+    hook = server / "hooks" / "pre-receive"
+    hook.write_text(FORGE_PRE_RECEIVE)
+    hook.chmod(0o755)
+    scripts = server / "hooks" / "pre-receive.d"
+    scripts.mkdir()
+    (scripts / "forge").write_text(FORGE_OWN)
+    (scripts / "forge").chmod(0o755)
+    ours = ROOT / "githooks" / "pre-receive.d" / "git-memfs"
+    if placed == "linked":
+        (scripts / "git-memfs").symlink_to(ours)
+    else:  # what a forge's hook editor does; the package comes from $GIT_MEMFS_PYTHON
+        (scripts / "git-memfs").write_bytes(ours.read_bytes())
+        (scripts / "git-memfs").chmod(0o755)
+    write(mem, "system/rules.md", memfile("Ground rules", "changed\n", RO))
+    sha = commit_all(mem, "no-verify")
+    proc = git("push", "origin", "main", cwd=mem, check=False)
+    assert proc.returncode != 0 and "pre-receive hook declined" in proc.stderr, proc.stderr
+    assert f"remote: {sha[:7]} system/rules.md: file is read_only and cannot be modified" in proc.stderr
+    assert ref(server, "main") != head(mem)
+    git("reset", "-q", "--hard", "HEAD~1", cwd=mem)
+    write(mem, "system/contacts.md", memfile("People I know", "Ann\n"))
+    commit_all(mem, "a fine edit")
+    proc = git("push", "origin", "main", cwd=mem, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert ref(server, "main") == head(mem)
+    assert (server / "forge.log").read_text() == "forge-ran\nforge-ran\n"   # the forge's own ran both times

@@ -141,20 +141,72 @@ def test_the_gate_refusing_a_push_is_shown_in_its_own_words(tmp_path: Path) -> N
     assert "pre-receive hook declined" in result["message"]
 
 
-def test_a_history_unrelated_to_the_remotes_is_not_pushed(server: GitServer, tmp_path: Path) -> None:
+def started_apart(server: GitServer, tmp_path: Path, name: str = "other") -> tuple[Path, str]:
+    """An agent's memory begun before the server had one (its own `git memory init`),
+    then pointed at the server's: (the clone, the server's main)."""
     seed(server, tmp_path)
     before = git("rev-parse", "main", cwd=server.root / "memory.git").stdout.strip()
-    other = tmp_path / "other"
+    other = tmp_path / name
     assert memory("init", "-q", str(other), cwd=tmp_path).returncode == 0
     git("commit", "-q", "--amend", "--no-verify", "-m", "Another memory", cwd=other)   # a root of its own
     git("remote", "add", "origin", server.url(), cwd=other)
     git("config", "branch.main.remote", "origin", cwd=other)
     git("config", "branch.main.merge", "refs/heads/main", cwd=other)
+    return other, before
+
+
+def test_a_history_unrelated_to_the_remotes_is_replayed_onto_it(server: GitServer, tmp_path: Path) -> None:
+    other, before = started_apart(server, tmp_path)
+    create(other, "first")
+    old = create(other, "second")
+    result = sync(other, env=token_env())
+    assert result["state"] == "pushed" and result["rebased"] is True, result
+    assert "shared no commit" in result["message"] and result["backup_ref"].startswith("refs/memory/backup/")
+    bare = server.root / "memory.git"
+    # The init commit held what the server's own holds: dropped; the two edits sit on its main.
+    assert git("rev-list", "--count", f"{before}..main", cwd=bare).stdout.strip() == "2"
+    assert git("merge-base", "--is-ancestor", before, "main", cwd=bare).returncode == 0
+    assert git("log", "--format=%s", "-2", "main", cwd=bare).stdout.split() == ["second", "first"]
+    assert git("rev-parse", result["backup_ref"], cwd=other).stdout.strip() == old
+    assert git("rev-parse", "HEAD", cwd=other).stdout.strip() == git("rev-parse", "main", cwd=bare).stdout.strip()
+
+
+def test_an_unrelated_history_that_conflicts_is_refused_with_a_step_that_works(server: GitServer,
+                                                                               tmp_path: Path) -> None:
+    other, before = started_apart(server, tmp_path)
+    # Its first commit already holds a persona of its own: both sides added the file.
+    (other / "system" / "persona.md").write_text("---\ndescription: Who I am\n---\nA persona of my own.\n")
+    git("commit", "-q", "--amend", "--no-verify", "-a", "-m", "Another memory", cwd=other)
+    create(other, "later")
+    kept = snapshot(other)
     result = sync(other, code=1, env=token_env())
-    assert result["state"] == "unrelated" and "shares no commit with origin/main" in result["message"]
-    assert "git memory clone URL --branch NAME" in result["message"]
-    assert git("for-each-ref", cwd=server.root / "memory.git").stdout.split()[-1] == "refs/heads/main"
-    assert git("rev-parse", "main", cwd=server.root / "memory.git").stdout.strip() == before
+    assert result["state"] == "unrelated" and result["conflicts"] == ["system/persona.md"], result
+    assert "shares no commit with origin/main" in result["message"] and "Nothing was changed" in result["message"]
+    assert snapshot(other) == kept and git("rev-parse", "main", cwd=server.root / "memory.git").stdout.strip() == before
+    step = "git rebase --root --onto origin/main"
+    assert step in result["message"] and "git push -u" not in result["message"]
+    # The step it names, taken as written, resolves it.
+    assert git("rebase", "--root", "--onto", "origin/main", cwd=other, check=False).returncode != 0
+    git("checkout", "--theirs", "--", "system/persona.md", cwd=other)   # keep this memory's persona
+    git("add", "system/persona.md", cwd=other)
+    git("rebase", "--continue", cwd=other, env={"GIT_EDITOR": "true"})
+    result = sync(other, env=token_env())
+    assert result["state"] == "pushed", result
+    assert "A persona of my own." in git("show", "main:system/persona.md", cwd=server.root / "memory.git").stdout
+
+
+def test_an_unrelated_history_with_merges_is_left_to_a_person(server: GitServer, tmp_path: Path) -> None:
+    other, before = started_apart(server, tmp_path)
+    git("switch", "-q", "-c", "side", cwd=other)
+    create(other, "aside")
+    git("switch", "-q", "main", cwd=other)
+    create(other, "main-line")
+    git("merge", "-q", "--no-ff", "-m", "merge side", "side", cwd=other)
+    kept = snapshot(other)
+    result = sync(other, code=1, env=token_env())
+    assert result["state"] == "unrelated" and "holds merges" in result["message"], result
+    assert "git rebase --rebase-merges --root --onto origin/main" in result["message"]
+    assert snapshot(other) == kept and git("rev-parse", "main", cwd=server.root / "memory.git").stdout.strip() == before
 
 
 def test_a_new_branch_unrelated_to_every_remote_branch_is_not_pushed(server: GitServer, tmp_path: Path) -> None:
@@ -192,3 +244,24 @@ def test_the_backoff_grows_is_capped_remembered_and_forgotten() -> None:
     assert Backoff(kept, 100.0 + 20 * HALF_LIFE, rng).window == FIRST
     for junk in ({"window": "x", "time": 1}, {"time": 1}, [], {"window": -1, "time": 1}):
         assert Backoff(junk, 100.0, rng).window == FIRST
+
+
+def test_a_sync_does_not_start_a_round_its_deadline_cannot_hold(tmp_path: Path) -> None:
+    """Issue 34: the deadline was checked against the wait alone, so a sync overran it by
+    one fetch-and-push round. Here every round takes over two seconds (the server's
+    hook is slow and its branch stays locked): with 3.5 s, a second round cannot fit."""
+    bare = tmp_path / "srv.git"
+    git("init", "-q", "--bare", "--initial-branch=main", str(bare), cwd=tmp_path)
+    assert memory("init", "-q", str(tmp_path / "seed"), cwd=tmp_path).returncode == 0
+    git("push", "-q", str(bare), "main", cwd=tmp_path / "seed")
+    one = tmp_path / "one"
+    assert memory("clone", "-q", str(bare), str(one), cwd=tmp_path).returncode == 0
+    create(one, "slow")
+    hook = bare / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\ncat >/dev/null\nsleep 2.2\nexit 0\n")
+    hook.chmod(0o755)
+    (bare / "refs" / "heads" / "main.lock").write_text("")  # held by a push that never ends
+    result = sync(one, "--deadline", "3.5", code=1)
+    assert result["state"] == "push_failed" and "stayed busy" in result["message"], result
+    assert result["push_attempts"] == 1, result

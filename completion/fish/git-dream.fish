@@ -10,6 +10,7 @@ complete -c git-dream -n '__fish_use_subcommand' -s q -l quiet -d 'print nothing
 complete -c git-dream -n '__fish_use_subcommand' -l version -d 'show program\'s version number and exit'
 complete -c git-dream -n '__fish_use_subcommand' -l agent -d 'agent command, or builtin:tidy / builtin:notes' -r
 complete -c git-dream -n '__fish_use_subcommand' -l from -d 'reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and Codex session of this project)' -r
+complete -c git-dream -n '__fish_use_subcommand' -l reread -d 'with --from: read the source again from where the last dream that consumed it began (a dream that changed nothing still consumes what it read)'
 complete -c git-dream -n '__fish_use_subcommand' -l to -d 'maintain this document (e.g. AGENTS.md) through system/<name> in memory' -r
 complete -c git-dream -n '__fish_use_subcommand' -s i -l instruction -d 'an extra instruction for the agent' -r
 complete -c git-dream -n '__fish_use_subcommand' -l timeout -d 'seconds before the agent is killed (default: dream.timeout, else 1500)' -r
@@ -48,6 +49,7 @@ complete -c git -n '__fish_seen_subcommand_from dream' -s q -l quiet -d 'print n
 complete -c git -n '__fish_seen_subcommand_from dream' -l version -d 'show program\'s version number and exit'
 complete -c git -n '__fish_seen_subcommand_from dream' -l agent -d 'agent command, or builtin:tidy / builtin:notes' -r
 complete -c git -n '__fish_seen_subcommand_from dream' -l from -d 'reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and Codex session of this project)' -r
+complete -c git -n '__fish_seen_subcommand_from dream' -l reread -d 'with --from: read the source again from where the last dream that consumed it began (a dream that changed nothing still consumes what it read)'
 complete -c git -n '__fish_seen_subcommand_from dream' -l to -d 'maintain this document (e.g. AGENTS.md) through system/<name> in memory' -r
 complete -c git -n '__fish_seen_subcommand_from dream' -s i -l instruction -d 'an extra instruction for the agent' -r
 complete -c git -n '__fish_seen_subcommand_from dream' -l timeout -d 'seconds before the agent is killed (default: dream.timeout, else 1500)' -r

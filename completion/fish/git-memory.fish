@@ -43,7 +43,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from create' -s h -l help -d '
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
-complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -109,6 +109,8 @@ complete -c git-memory -n '__fish_seen_subcommand_from check' -l json -d 'print 
 complete -c git-memory -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
 complete -c git-memory -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l tree -d 'check one committed tree alone, every problem of every file (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from check' -l format -d 'github: one ::error annotation per problem, for GitHub Actions' -r
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'
@@ -184,7 +186,7 @@ complete -c git-memory -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
-complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git-memory -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease on what each has, catching up with commits pushed meanwhile: the one force push this toolkit makes)'
 complete -c git-memory -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -302,7 +304,7 @@ complete -c git -n '__fish_seen_subcommand_from create' -s h -l help -d 'show th
 complete -c git -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
-complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter)' -r
+complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -368,6 +370,8 @@ complete -c git -n '__fish_seen_subcommand_from check' -l json -d 'print one JSO
 complete -c git -n '__fish_seen_subcommand_from check' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from check' -l staged -d 'check the staged changes against HEAD'
 complete -c git -n '__fish_seen_subcommand_from check' -l all -d 'check every file at HEAD (the default)'
+complete -c git -n '__fish_seen_subcommand_from check' -l tree -d 'check one committed tree alone, every problem of every file (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from check' -l format -d 'github: one ::error annotation per problem, for GitHub Actions' -r
 complete -c git -n '__fish_seen_subcommand_from hooks' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from hooks' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from hooks' -l json -d 'print one JSON object on stdout, errors included'
@@ -443,7 +447,7 @@ complete -c git -n '__fish_seen_subcommand_from redact' -s q -l quiet -d 'print 
 complete -c git -n '__fish_seen_subcommand_from redact' -l text-file -d 'the strings, one per line (\'-\': standard input)' -r
 complete -c git -n '__fish_seen_subcommand_from redact' -l path -d 'a file or folder to remove from every version (repeatable)' -r
 complete -c git -n '__fish_seen_subcommand_from redact' -l dry-run -d 'list the commits, files and refs that would change and count the occurrences'
-complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease against what was fetched: the one force push this toolkit makes)'
+complete -c git -n '__fish_seen_subcommand_from redact' -l push -d 'then send the new history to the upstream remote and the mirror (--force-with-lease on what each has, catching up with commits pushed meanwhile: the one force push this toolkit makes)'
 complete -c git -n '__fish_seen_subcommand_from redact' -s m -l reason -d 'the record commit\'s subject' -r
 complete -c git -n '__fish_seen_subcommand_from doctor' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r

@@ -1,5 +1,6 @@
-"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]`, or
-the hook file itself as a Python script that calls `run()` (see `gate.hooks.script`).
+"""What the installed git hooks run: `python -I -c BOOT LIB HOOK SCRIPT [ARGS...]` (see
+`gate.hooks.script`), or the hook file itself as a Python script that calls `run()`
+(what 0.3's installer wrote for the gates).
 
 A stable entry point: hooks installed by any version name `gitmemfs.hookmain`
 (see `core.detach.BOOT`), so this module stays here, at the top, imported by
@@ -127,9 +128,18 @@ def _gate(updates: list[tuple[str, str, str]]) -> int:
         return _fail(f"error: git-memfs could not check this push: {exc}")
     if report.ok:
         return 0
-    refs = ", ".join(ref for _, new, ref in updates if new not in check.ZERO)
-    _say(f"Memory validation failed for {refs}:", "", *report.lines(), "",
-         "Push refused: fix those commits (git memory check shows them) and push again.")
+    from gitmemfs.gate import approved
+
+    names = dict.fromkeys(ref for _, _, ref in updates)
+    refs = ", ".join(names)
+    lines = report.lines()
+    if any(approved.UNCOUNTED in line for line in lines):
+        footer = "Push refused: the fix is this server's configuration (see the note above), not the commits."
+    elif all(p.path in names and p.commit is None for p in report.problems):  # about refs, not files
+        footer = "Push refused: nothing changed on the server."
+    else:
+        footer = "Push refused: fix those commits (git memory check shows them) and push again."
+    _say(f"Memory validation failed for {refs}:", "", *lines, "", footer)
     return 1
 
 
@@ -141,7 +151,9 @@ READS_STDIN = {"pre-receive"}
 # -- helpers --------------------------------------------------------------------------
 
 def _say(*lines: str) -> None:
-    sys.stderr.write(redact("\n".join(lines)) + "\n")
+    from gitmemfs.core.visible import visible  # a person reads it (a commit, a push's remote: lines)
+
+    sys.stderr.write(visible(redact("\n".join(lines))) + "\n")
 
 
 def _fail(line: str) -> int:

@@ -56,7 +56,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                                    "allowed signers); no tool an agent is given (call, MCP, the SDK class, "
                                    "dreams) runs it. The strings are read from a file or standard input, one per "
                                    "line, never from the command line. Needs git-filter-repo "
-                                   "(pip install 'git-memfs[redact]').")
+                                   "(pip install '.[redact]' in a checkout).")
     p.add_argument("--text-file", metavar="FILE", help="the strings, one per line ('-': standard input)")
     p.add_argument("--path", dest="paths", metavar="PATH", action="append", default=[],
                    help="a file or folder to remove from every version (repeatable)")
@@ -64,7 +64,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="list the commits, files and refs that would change and count the occurrences")
     p.add_argument("--push", action="store_true",
                    help="then send the new history to the upstream remote and the mirror (--force-with-lease "
-                        "against what was fetched: the one force push this toolkit makes)")
+                        "on what each has, catching up with commits pushed meanwhile: the one force push "
+                        "this toolkit makes)")
     p.add_argument("-m", "--reason", help="the record commit's subject")
     p.set_defaults(func=do_redact)
 
@@ -80,6 +81,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import protect
+    from gitmemfs.core import hookless
+
+    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
 
     return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect, sign=args.sign)
 
@@ -88,7 +92,10 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
     import sys
 
     from gitmemfs.admin import redact
+    from gitmemfs.core import hookless
     from gitmemfs.core.errors import UsageError
+
+    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
 
     texts: list[str] = []
     if args.text_file == "-":
@@ -104,7 +111,7 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
     if args.push and not args.dry_run:
         from gitmemfs.remote import redacted
 
-        targets = redacted.leases(repo)
+        targets = redacted.targets(repo)
     out = redact.redact(repo, texts, args.paths, dry_run=args.dry_run, reason=args.reason)
     if targets:
         from gitmemfs.remote import redacted

@@ -20,11 +20,15 @@ CHECK_DESCRIPTION = """\
 Validate memory files with the same rules as the pre-commit hook.
   --all       every file of the commit at HEAD as it stands (the default)
   --staged    the staged changes against HEAD, read_only protection included
+  --tree [REV]
+              one committed tree alone (default HEAD): no index, no work tree,
+              every problem of every file, its structure and its size limits
   REV_RANGE   every commit of a range (e.g. origin/main..HEAD), each against its
               parent (a merge against every parent for read_only), so commits
               made with --no-verify, cherry-picks and rebases are caught too
 Prints one `path: problem` line per problem (prefixed with the commit for a
-range) and exits 1 if there are any. Works in bare repositories (--all, ranges).
+range) and exits 1 if there are any; --format github prints them as GitHub
+Actions annotations. Works in bare repositories (--all, --tree, ranges).
 It checks the repository of the current directory (or --memory-dir), never the
 one $MEMORY_DIR or $AGENT_ID name: a hook or a CI job judges what it runs in."""
 
@@ -36,7 +40,11 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--staged", action="store_true", help="check the staged changes against HEAD")
     mode.add_argument("--all", action="store_true", help="check every file at HEAD (the default)")
+    mode.add_argument("--tree", nargs="?", const="HEAD", metavar="REV",
+                      help="check one committed tree alone, every problem of every file (default HEAD)")
     mode.add_argument("range", metavar="REV_RANGE", nargs="?", help="check every commit of a range")
+    p.add_argument("--format", choices=("text", "github"), default="text",
+                   help="github: one ::error annotation per problem, for GitHub Actions")
     p.set_defaults(func=do_check)
 
     p = sub.add_parser("hooks", parents=[common], help="install or inspect the git hooks",
@@ -102,6 +110,9 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
                              "or a REV_RANGE")
         report = check.staged(where.cwd, env=git.hook_env())
         what = "staged changes"
+    elif args.tree:
+        report = check.committed_tree(where.cwd, args.tree)
+        what = f"the tree of {args.tree}"
     elif args.range:
         report = check.commit_range(where.cwd, args.range)
         what = f"{report.commits} commit{'s' if report.commits != 1 else ''} of {args.range}"
@@ -116,7 +127,8 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
         summary = f"No problems: {report.files} file{'s' if report.files != 1 else ''} checked ({what})."
     else:
         summary = f"{count} problem{'s' if count != 1 else ''} ({what})."
-    message = "\n".join(report.lines() + [summary])
+    lines = report.annotations() if args.format == "github" else report.lines()
+    message = "\n".join(lines + [summary])
     data = report.as_dict()
     data.pop("ok")
     return Report(message, data, code=0 if report.ok else 1)

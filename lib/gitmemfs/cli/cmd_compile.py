@@ -11,6 +11,7 @@ import sys
 
 from gitmemfs.cli.common import Report
 from gitmemfs.core.redact import redact
+from gitmemfs.core.visible import visible
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -135,8 +136,8 @@ def _layout(repo: Any, snap: snapshot.Snapshot) -> str:
 def _warn(docs: list[snapshot.Doc]) -> None:
     """Broken in-context files still compile; say so on stderr (stdout stays the prompt)."""
     for doc in docs[:MAX_WARNINGS]:
-        sys.stderr.write(redact(f"warning: {doc.path}: {doc.problem}; shown as far as it could be read "
-                                "(git memory check --all lists every problem)") + "\n")
+        sys.stderr.write(visible(redact(f"warning: {doc.path}: {doc.problem}; shown as far as it could be "
+                                        "read (git memory check --all lists every problem)")) + "\n")
     if len(docs) > MAX_WARNINGS:
         sys.stderr.write(f"warning: {len(docs) - MAX_WARNINGS} more files with problems\n")
 

@@ -24,6 +24,7 @@ SETTINGS: tuple[tuple[str, str | None, tuple[str, ...], str | None, str], ...] =
     ("dream every", "dream.every", (), "25", "memory commits between automatic dreams"),
     ("sandbox", None, ("GIT_DREAM_SANDBOX",), "on", "the dream agent's confinement (0/off: none)"),
     ("sandbox allowWrite", "dream.sandbox.allowWrite", (), None, "extra folders the agent may write"),
+    ("sandbox allowRead", "dream.sandbox.allowRead", (), None, "extra folders the agent may read (any: all)"),
     ("sandbox allowChmod", "dream.sandbox.allowChmod", (), "false", "whether the agent may chmod"),
     ("sandbox passEnv", "dream.passEnv", (), None, "withheld variables the agent gets anyway"),
 )

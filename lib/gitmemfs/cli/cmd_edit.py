@@ -32,7 +32,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("path", metavar="PATH", help="memory path, e.g. system/contacts.md")
     p.add_argument("file_text", metavar="FILE_TEXT", nargs="?",
                    help="the body; '-' or omitted with a pipe reads stdin")
-    p.add_argument("-d", "--description", required=True, help="one-line description (frontmatter)")
+    p.add_argument("-d", "--description", help="one-line description (frontmatter); required but for a "
+                   "letta-root MEMORY.md index, which has none")
     p.add_argument("-m", "--reason", required=True, help=REASON_HELP)
     p.set_defaults(func=do_create)
 

@@ -8,7 +8,7 @@ from typing import Any
 from gitmemfs.cli.common import Report
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError
 
-EXTRA = "git-memfs[mcp]"
+EXTRA = ".[mcp]"  # from a checkout: git-memfs is not on PyPI yet
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -17,7 +17,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
         description="Serve the memory as an MCP server: tools for every memory operation (each write "
                     "needs a reason), memory:// resources with change notifications, and prompts. Over "
                     "stdio by default; --http serves streamable HTTP on 127.0.0.1. Needs the optional "
-                    f"extra: pip install '{EXTRA}'. `git memory mcp install CLIENT` configures a client.")
+                    f"extra: pip install '{EXTRA}' in a git-memfs checkout. `git memory mcp install CLIENT` "
+                    "configures a client.")
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
     p.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_MCP_TOKEN)")
@@ -56,7 +57,8 @@ def _require_sdk() -> None:
     try:
         import mcp.server.mcpserver  # noqa: F401
     except ImportError:
-        raise EnvironmentProblem(f"mcp: the MCP SDK is not installed; pip install '{EXTRA}'") from None
+        raise EnvironmentProblem(f"mcp: the MCP SDK is not installed; pip install '{EXTRA}' in your "
+                                 "git-memfs checkout") from None
 
 
 def do_mcp(args: argparse.Namespace, ctx: Any) -> Report:

@@ -7,7 +7,7 @@ from typing import Any
 from gitmemfs.cli.common import Report
 from gitmemfs.core.errors import EnvironmentProblem
 
-EXTRA = "git-memfs[review]"
+EXTRA = ".[review]"  # from a checkout: git-memfs is not on PyPI yet
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:

@@ -12,13 +12,20 @@ content: they get only the registered secrets masked, so that what the agent rea
 is byte for byte what is stored (a masked URL copied back would break the edit, or
 be saved as `<redacted>`). Operations redact the git-derived text they put in any
 result at the source (GitError, network messages, logs).
+
+Terminals: text an agent wrote never reaches one raw (core/visible.py). Error lines
+and the human text of every other command always show control characters as
+escapes; a PAYLOAD_COMMANDS answer does when stdout is a terminal, and is exact
+bytes to a pipe or a file (a model, a harness or `show > file` reads it as stored).
+JSON carries DEL and C1 as \\u escapes (json itself escapes C0).
 """
 from __future__ import annotations
 
 import sys
 
-from gitmemfs.core.errors import EXIT_FAILED, MemfsError
+from gitmemfs.core.errors import EXIT_FAILED, MemfsError, UsageError
 from gitmemfs.core.redact import mask_secrets, redact, redact_obj
+from gitmemfs.core.visible import json_safe, visible
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -45,23 +52,33 @@ PAYLOAD_COMMANDS += ("search", "show", "diff")  # matched lines, a past file, it
 def print_json(obj: dict[str, Any], *, payload: bool = False) -> None:
     import json  # only a --json answer pays for it
 
-    sys.stdout.write(json.dumps(redact_obj(obj, patterns=not payload), ensure_ascii=False) + "\n")
+    sys.stdout.write(json_safe(json.dumps(redact_obj(obj, patterns=not payload), ensure_ascii=False)) + "\n")
 
 
 def print_text(text: str, stream: Any = None, *, payload: bool = False) -> None:
     if text:
+        out = stream or sys.stdout
         shown = mask_secrets(text) if payload else redact(text)
-        (stream or sys.stdout).write(shown + ("" if text.endswith("\n") else "\n"))
+        if not payload or _terminal(out):
+            shown = visible(shown)
+        out.write(shown + ("" if text.endswith("\n") else "\n"))
+
+
+def _terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def fail(exc: MemfsError, as_json: bool) -> int:
     """Report an error: one `error:` line, then its diagnostic block if it has one
     (`details["diagnostic"]`, multi-line, e.g. a failed patch hunk with previews).
     In JSON, `error` carries the whole text, so a harness relaying it loses nothing."""
-    message = redact(exc.message)
+    message = visible(_bytes_shown(redact(exc.message)))
     details = dict(exc.details)
     block = details.pop("diagnostic", None)
-    block = redact(block) if isinstance(block, str) and block.strip() else None
+    block = visible(redact(block)) if isinstance(block, str) and block.strip() else None
     if as_json:
         full = message + "\n" + block if block else message
         print_json({"ok": False, "error": full, "code": exc.code, **details})
@@ -70,6 +87,16 @@ def fail(exc: MemfsError, as_json: bool) -> int:
         if block:
             sys.stderr.write(block if block.endswith("\n") else block + "\n")
     return exc.code
+
+
+def _bytes_shown(text: str) -> str:
+    """A byte that is not UTF-8 (a path from the system carries it as a lone surrogate)
+    shown as \\xff, not as a leaked \\udcff."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
@@ -92,6 +119,27 @@ def boundary(argv: Sequence[str], body: Callable[[Sequence[str]], int], *,
         err = clean_os_error(exc) or MemfsError(
             f"internal error: {type(exc).__name__}: {exc} (please report this bug)")
         return fail(err, as_json)
+
+
+def check_utf8_argv(argv: Sequence[str], places: Sequence[str] = ("--memory-dir",)) -> None:
+    """Refuse an argument that is not UTF-8 (Python hands such bytes over as lone
+    surrogates, which leaked later as `\\udcff` or as git's words), naming the byte.
+    The value of an option in `places` names a folder, and may be any bytes."""
+    skip = False
+    for arg in argv:
+        if skip or arg.startswith(tuple(p + "=" for p in places)):
+            skip = False
+            continue
+        skip = arg in places
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            code = ord(arg[exc.start])
+            what = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"lone surrogate U+{code:04X}"
+            raise UsageError(f"the argument '{shown}' is not UTF-8 text ({what} at character {exc.start + 1}); "
+                             "memory paths and text are UTF-8: retype it, or convert it with iconv -t UTF-8") \
+                from None
 
 
 def clean_os_error(exc: Exception) -> MemfsError | None:

@@ -38,14 +38,16 @@ config locations, the model API variables ANTHROPIC_*, OPENAI_*, GEMINI_API_KEY,
 GOOGLE_API_KEY) plus dream.passEnv; everything else is withheld, tokens and agent
 sockets (SSH_AUTH_SOCK, GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS) included. Secrets
 in a source or -i text are masked before they reach the prompt. Sandboxed, the
-agent may open TCP connections only to dream.sandbox.allowPort (443 by default), and
-the person's unix sockets are hidden from it.
+agent may open TCP connections only to dream.sandbox.allowPort (443 by default),
+the person's unix sockets are hidden from it, and it reads only its own work, the
+system, the toolkit, what its recipe declares and dream.sandbox.allowRead.
 
 config: dream.agent, dream.timeout (1500), dream.merge (auto|explicit),
 dream.project (the project --from auto reads; default: the current directory),
 dream.resolve (off|agent: on a conflict the replay cannot fix, run the agent once more
 on the new HEAD with the conflicts in its prompt),
 dream.trigger (off|commits), dream.every (25), dream.sandbox.allowWrite (repeatable),
+dream.sandbox.allowRead (repeatable; any: reads are not confined),
 dream.sandbox.allowChmod (false), dream.sandbox.allowPort (repeatable: a TCP port
 the agent may connect to, 443 when unset; any: the network is not confined),
 dream.passEnv (repeatable: a variable the agent gets besides the allow-list)."""
@@ -61,6 +63,9 @@ def build_parser() -> Parser:
                         help="reflect on new content of transcript:FILE.jsonl, openhands:DIR|FILE, "
                              "claude-code:DIR|FILE, codex:DIR|FILE, or auto (every new Claude Code and "
                              "Codex session of this project)")
+    parser.add_argument("--reread", action="store_true",
+                        help="with --from: read the source again from where the last dream that consumed "
+                             "it began (a dream that changed nothing still consumes what it read)")
     parser.add_argument("--to", metavar="PATH", help="maintain this document (e.g. AGENTS.md) through "
                                                      "system/<name> in memory")
     parser.add_argument("-i", "--instruction", metavar="TEXT", help="an extra instruction for the agent")
@@ -130,7 +135,7 @@ def _main(argv: Sequence[str]) -> int:
         target.resolve(args.to)  # usage errors before anything starts
     opts = lifecycle.Options(agent=args.agent, source=args.source, to=args.to, instruction=args.instruction,
                              timeout=args.timeout, merge=args.merge, no_sandbox=args.no_sandbox,
-                             auto=args.auto, verbose=args.verbose,
+                             auto=args.auto, verbose=args.verbose, reread=args.reread,
                              progress=not (as_json or quiet), notices=not quiet)
     if args.background:
         return _emit(_background(repo, opts, args), as_json, quiet)
@@ -166,7 +171,8 @@ def _background(repo: Any, opts: Any, args: argparse.Namespace) -> Any:
                         ("--timeout", args.timeout), ("--merge", args.merge)):
         if value is not None:
             rest += [flag, value]
-    for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose)):
+    for flag, on in (("--no-sandbox", args.no_sandbox), ("--auto", args.auto), ("--verbose", args.verbose),
+                     ("--reread", args.reread)):
         if on:
             rest.append(flag)
     pid = trigger.launch_detached(repo.root, repo.common_dir, rest)

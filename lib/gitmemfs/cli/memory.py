@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from gitmemfs.cli.common import PAYLOAD_COMMANDS, boundary, emit
+from gitmemfs.cli.common import PAYLOAD_COMMANDS, boundary, check_utf8_argv, emit
 from gitmemfs.core.errors import UsageError
 from gitmemfs.core.repo import Repo, choice_note, open_repo
 
@@ -136,6 +136,9 @@ def run() -> None:
 
 def _main(argv: Sequence[str]) -> int:
     from gitmemfs.cli import fastargs
+
+    if fastargs.command_word(argv) not in ("init", "clone"):  # those take folders and URLs only
+        check_utf8_argv(argv)
 
     args: argparse.Namespace | fastargs.Args | None
     args = fastargs.parse(argv, lambda name: getattr(module("cmd_edit"), name))

@@ -2,7 +2,9 @@
 
     errors.py    the exception types and their exit codes
     redact.py    masking secrets in every message, log line and JSON object
-    git.py       the one git runner (posix_spawn and sh transports, cat-file --batch)
+    visible.py   control characters in agent text shown as escapes on a terminal
+    git.py       the local git runner (posix_spawn, cat-file --batch), argv, env, GitError
+    gitnet.py    the network git runner (clone, fetch, push, ls-remote) through sh
     detach.py    starting a process fully detached (mirror push, background dreams)
     paths.py     memory-path normalisation and the jail
     memfile.py   frontmatter parse and render

@@ -10,7 +10,10 @@ Pure functions over a path, a mode and (for a symlink) its target, called by
   `..`, trailing dots or spaces) is refused: one such tree makes every later push
   to a server with `receive.fsckObjects` fail;
 - git control files (`.gitattributes`, `.gitmodules`, `.mailmap`, any `.git*`
-  below the top folder) are not memory: adding or changing one is refused.
+  below the top folder) are not memory: adding or changing one is refused;
+- a path is bounded (`MAX_DEPTH` components, `MAX_NAME_BYTES` per component,
+  `MAX_PATH_BYTES` in all) and holds no control character (C0, DEL, C1): a path
+  1,100 folders deep broke every reader, and ESC or BEL in a name reached terminals.
 
 This module is on the pre-commit hook's path: no `re`, sets and str methods only.
 """
@@ -51,6 +54,55 @@ def _is_short_name(name: str) -> bool:
     return False
 _CONTROL = (".gitattributes", ".gitmodules", ".mailmap")
 
+# Bounds on a memory path (docs/memory-format.md, "Paths"). Generous for memory (a
+# real one nests a few folders), safe for every reader and file system: 255 bytes is
+# a name's limit on ext4, APFS and NTFS; 512 bytes leaves room under macOS's
+# 1,024-byte PATH_MAX for where a memory (and a dream's worktree) lives.
+MAX_DEPTH = 32
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 512
+_C1 = "".join(map(chr, range(0x80, 0xa0)))
+
+
+def control_char(text: str) -> str | None:
+    """The first control character in `text` (C0, DEL or C1), or None."""
+    if text.isascii() and min(text, default=" ") >= " " and "\x7f" not in text:
+        return None  # the usual case, at C speed
+    for c in text:
+        if c < " " or c == "\x7f" or c in _C1:
+            return c
+    return None
+
+
+def _size(text: str) -> int:
+    """Bytes in UTF-8 (a name read from git as surrogate escapes counts its bytes)."""
+    if text.isascii():
+        return len(text)
+    try:
+        return len(text.encode("utf-8", "surrogateescape"))
+    except UnicodeEncodeError:
+        return len(text.encode("utf-8", "surrogatepass"))
+
+
+def bound_problem(path: str) -> str | None:
+    """Why `path` is too deep, too long or holds a control character, if it is."""
+    bad = control_char(path)
+    if bad is not None:
+        return (f"holds the control character U+{ord(bad):04X}; memory paths are printable "
+                "text (rename it)")
+    depth = path.count("/") + 1
+    if depth > MAX_DEPTH:
+        return f"is {depth:,} components deep; memory paths have at most {MAX_DEPTH}"
+    size = _size(path)
+    if size > MAX_PATH_BYTES:
+        return f"is {size:,} bytes long; memory paths have at most {MAX_PATH_BYTES} (UTF-8)"
+    for component in path.split("/"):
+        size = _size(component)
+        if size > MAX_NAME_BYTES:
+            return (f"has a {size:,}-byte component; a file or folder name has at most "
+                    f"{MAX_NAME_BYTES} bytes (UTF-8)")
+    return None
+
 GITLINK_PROBLEM = "is a gitlink (a submodule entry); memory paths must be regular files"
 CONTROL_PROBLEM = ("is a git control file, not memory; agents and dreams cannot add or change it "
                    "(a person may commit it with the hooks off)")
@@ -73,7 +125,11 @@ def is_dotgit(component: str) -> bool:
 
 
 def name_problem(path: str) -> str | None:
-    """Why git's fsck (or a checkout on macOS or Windows) would flag `path`, if it would."""
+    """Why git's fsck (or a checkout on macOS or Windows) would flag `path`, or a
+    reader could not show it, if either would."""
+    bound = bound_problem(path)
+    if bound is not None:
+        return bound
     for component in path.split("/"):
         if component in ("", ".", ".."):
             return "has an empty, '.' or '..' path component; git's fsck refuses such trees"

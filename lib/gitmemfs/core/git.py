@@ -4,12 +4,11 @@ Every git command line starts with `-c commit.gpgsign=false` (agent identities
 have no signing key), runs without a shell, with a non-interactive environment
 and a timeout. Failures become `GitError`, whose every field is redacted.
 
-`run()` starts git over os.posix_spawn (no `subprocess` import, ~3 ms a hook
-would pay). For a network call `session=True` starts git in its own session, so
-it has no terminal to prompt on, and a timeout or an interrupt ends the whole
-group (git-remote-http, ssh) with it. `run_many()`, `start()` and
-`start_detached()` are the same start-up for several commands at once, for one
-waited on later, and for housekeeping no one waits for.
+`run()` starts local git over os.posix_spawn (no `subprocess` import, ~3 ms a
+hook would pay). The git that talks to other machines runs through `sh` in
+`core.gitnet`, with this module's argv, environment and `GitError`.
+`run_many()`, `start()` and `start_detached()` are the same start-up for several
+commands at once, for one waited on later, and for housekeeping no one waits for.
 `BlobReader` streams many blobs through one `git cat-file --batch` process.
 
 Secrets never go on a command line: `config=` values reach git through
@@ -241,11 +240,9 @@ def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
         input: str | bytes | None = None, env: Mapping[str, str] | None = None,
         config: Config | None = None, scrub: bool = False,
         timeout: float | None = DEFAULT_TIMEOUT, check: bool = True,
-        ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False,
-        session: bool = False) -> Result:
-    """Run git; GitError unless the exit code is in `ok` or check=False.
-    `session=True` starts git in its own session (for a network call), so a
-    timeout or an interrupt ends its helpers too.
+        ok: Iterable[int] = (0,), pass_fds: Sequence[int] = (), spool: bool = False) -> Result:
+    """Run local git; GitError unless the exit code is in `ok` or check=False.
+    (Network git: `core.gitnet.run`.)
 
     `spool=True` passes input and output through temporary files instead of
     pipes: for megabytes (a `cat-file --batch` of 100,000 blobs) that saves the
@@ -257,7 +254,7 @@ def run(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None,
     if spool:
         return _checked(_spooled(argv, full_env, data, timeout, pass_fds), check, ok)
     try:
-        child = _Child(argv, full_env, stdin=data is not None, pass_fds=pass_fds, session=session)
+        child = _Child(argv, full_env, stdin=data is not None, pass_fds=pass_fds)
     except FileNotFoundError:
         raise EnvironmentProblem("git is not installed or not on PATH; install git and retry") from None
     except OSError as exc:

@@ -50,13 +50,43 @@ NOT_ON_COMMIT = frozenset((
 class Plan:
     """What committing without our hooks has to do in their place."""
 
-    __slots__ = ("folder", "pre_local", "post_local", "post_hook")
+    __slots__ = ("folder", "pre_local", "post_local", "post_hook", "own_post")
 
-    def __init__(self, folder: str, pre_local: str | None, post_local: str | None, post_hook: str | None):
+    def __init__(self, folder: str, pre_local: str | None, post_local: str | None, post_hook: str | None,
+                 own_post: bool = False):
         self.folder = folder
         self.pre_local = pre_local
         self.post_local = post_local
         self.post_hook = post_hook
+        self.own_post = own_post  # our post-commit work, started from this install, not from a file
+
+
+_OWN_ONLY = False
+
+
+def only_ours() -> None:
+    """For a person's command (protect, unprotect, redact; issue 34): from here on no
+    hook file runs in any git this process starts (git-filter-repo's, the push's and
+    the commit's included), and a commit does our own post-commit work from this
+    install, never from the hooks folder: a hook an agent planted there
+    (`pre-commit.local`, `commit-msg`, `reference-transaction`, `pre-push`, a
+    look-alike of ours) would run with the person's keys and ssh-agent."""
+    global _OWN_ONLY
+    _OWN_ONLY = True
+    env = {k: v for k, v in os.environ.items() if k.startswith("GIT_CONFIG_")}
+    git.add_config(env, [("core.hooksPath", os.devnull)])
+    os.environ.update(env)
+
+
+def _own_plan(repo: Repo) -> Plan:
+    events = configured_hooks(repo)
+    if events:
+        raise MemfsError(f"hooks are defined in git config for {', '.join(sorted(set(events)))} (hook.<name>.event); "
+                         "a person's command runs only git-memfs's own hooks: remove them "
+                         "(git config --get-regexp '^hook[.]' lists them) and run it again")
+    folder = hooks_folder(repo)
+    due = os.path.exists(os.path.join(folder, "post-commit")) and any(repo.cfg(k) for k in POST_COMMIT_KEYS)
+    return Plan(folder, None, None, None, own_post=due)
 
 
 def hooks_folder(repo: Repo) -> str:
@@ -85,6 +115,8 @@ def configured_hooks(repo: Repo) -> list[str]:
 
 def plan(repo: Repo) -> Plan | None:
     """The hook-free commit's plan, or None when git's own hooks must run."""
+    if _OWN_ONLY:
+        return _own_plan(repo)
     if os.environ.get("GIT_MEMFS_COMMIT_HOOKS") == "git":  # an escape hatch, and for A/B tests
         return None
     if configured_hooks(repo):
@@ -130,9 +162,13 @@ def _hook_env(repo: Repo, author: Sequence[str]) -> dict[str, str]:
 
 
 def _run_hook(path: str, repo: Repo, env: dict[str, str]) -> tuple[int, bytes]:
+    return _run_command([path], repo, env)
+
+
+def _run_command(argv: list[str], repo: Repo, env: dict[str, str]) -> tuple[int, bytes]:
     import subprocess  # only when a chained hook or the post-commit work is there
 
-    proc = subprocess.run([path], cwd=repo.root, env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.run(argv, cwd=repo.root, env=env, stdin=subprocess.DEVNULL,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           pass_fds=repo.held_fds, check=False)
     return proc.returncode, proc.stdout
@@ -163,6 +199,11 @@ def commit(repo: Repo, the_plan: Plan, pathspecs: Sequence[str], *, staged: bool
         after = the_plan.post_hook or the_plan.post_local
         if after:
             _run_hook(after, repo, env)  # never fails the commit: it is made
+        elif the_plan.own_post:  # our entry point by name; /dev/null: no `.local` to chain to
+            import sys
+
+            from gitmemfs.core.detach import BOOT, LIB
+            _run_command([sys.executable, "-I", "-c", BOOT, LIB, "post-commit", os.devnull], repo, env)
     return result
 
 

@@ -138,6 +138,9 @@ def is_truthy(entry: Entry) -> bool:
 
 # --- bytes -> text ----------------------------------------------------------------
 
+BOM_PROBLEM = "starts with a UTF-8 byte order mark"
+
+
 def encoding_problem(data: bytes) -> EncodingProblem | None:
     """Why `data` is not acceptable memory text (UTF-8, no BOM, no NUL), or None."""
     if data.startswith(b"\xff\xfe"):
@@ -148,10 +151,10 @@ def encoding_problem(data: bytes) -> EncodingProblem | None:
         return EncodingProblem("nul", "contains NUL bytes, possibly UTF-16")
     try:
         data.decode("utf-8")
-    except UnicodeDecodeError:
-        return EncodingProblem("utf8", "is not valid UTF-8")
+    except UnicodeDecodeError as exc:
+        return EncodingProblem("utf8", f"is not valid UTF-8 ({bad_byte(data, exc.start)})")
     if data.startswith(b"\xef\xbb\xbf"):
-        return EncodingProblem("bom", "starts with a UTF-8 byte order mark")
+        return EncodingProblem("bom", BOM_PROBLEM)
     return None
 
 
@@ -167,10 +170,18 @@ def decode_strict(data: bytes, path: str) -> str:
                                      "bytes (possibly UTF-16); convert the file to UTF-8 and retry.")
     try:
         text = data.decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeDecodeError as exc:
         raise EncodingProblem("utf8", f"File is not valid UTF-8 text: {path}. The file contains bytes "
-                                      "that cannot be decoded as UTF-8.") from None
+                                      f"that cannot be decoded as UTF-8 ({bad_byte(data, exc.start)}); "
+                                      "convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8) "
+                                      "and retry.") from None
     return text[1:] if text.startswith("\ufeff") else text
+
+
+def bad_byte(data: bytes, at: int) -> str:
+    """Where the first byte UTF-8 cannot read is, as a person finds it in an editor."""
+    line, start = data.count(b"\n", 0, at) + 1, data.rfind(b"\n", 0, at) + 1
+    return f"byte 0x{data[at]:02x} at line {line}, column {at - start + 1}"
 
 
 # --- text -> frontmatter + body -------------------------------------------------------
@@ -223,6 +234,15 @@ def _fast_entries(fm: str) -> list[Entry] | None:
     return entries
 
 
+def _bad_escape(fm: str, at: int, line: int) -> str:
+    """YAML's words for a bad backslash escape in a double-quoted value, made plain."""
+    back = fm.rfind("\\", 0, at + 1)
+    size = {"x": 4, "u": 6, "U": 10}.get(fm[back + 1:back + 2], 2) if back >= 0 else 0
+    shown = fm[back:back + size] if back >= 0 else "a backslash"
+    return (f"the escape {shown} on line {line} is not a character YAML can read; write the "
+            "character itself, or put the value in single quotes to keep the backslash as it is")
+
+
 def _yaml_entries(fm: str) -> list[Entry]:
     import yaml  # only for frontmatter the fast path cannot read
 
@@ -233,6 +253,8 @@ def _yaml_entries(fm: str) -> list[Entry]:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        if mark is not None and ("escape" in problem or "hexdecimal" in problem):
+            problem, where = _bad_escape(fm, mark.index, mark.line + 2), ""
         raise FrontmatterError("yaml", f"invalid YAML in frontmatter: {problem}{where}") from None
     if node is None:
         return []

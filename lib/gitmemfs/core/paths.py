@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core import entries
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Iterable
@@ -24,12 +26,26 @@ def normalize_label(raw: object, field: str, root: str, *, tool: str = "memory")
 
     `tool` is the error prefix (`memory` or `memory_apply_patch`), `field` names
     the argument in messages, `root` is the memory repository's work tree.
+
+    What git takes for the same file is taken (`./a.md`, `a//b.md`, an absolute
+    path inside the memory); a path that names another file than it says, or one
+    the gate would refuse, is refused with the reason, never renamed: surrounding
+    whitespace, a backslash, a name ending in a dot or space, control characters,
+    and the bounds of `entries.bound_problem` (upstream trims and turns `\\` into
+    `/`: docs/memory-format.md, "Paths").
     """
     if not isinstance(raw, str) or not raw.strip():
         raise PathError(f"{tool}: '{field}' must be a non-empty string")
-    text = raw.strip()
+    text = raw
     if "\0" in text:
         raise PathError(f"{tool}: '{field}' contains invalid null bytes")
+    bad = entries.control_char(text)
+    if bad is not None:
+        raise PathError(f"{tool}: '{field}' holds the control character U+{ord(bad):04X}; "
+                        "memory paths are printable text")
+    if text != text.strip():
+        raise PathError(f"{tool}: '{field}' begins or ends with whitespace; a memory path cannot "
+                        "(remove it)")
     if text.startswith(("~/", "$HOME/", "${HOME}/")):
         raise PathError(
             f"{tool}: '{field}' must be a memory-relative file path, not a home-relative filesystem path")
@@ -45,9 +61,11 @@ def normalize_label(raw: object, field: str, root: str, *, tool: str = "memory")
             raise PathError(outside)
         text = rel
         from_absolute = True
-    text = text.strip().replace("\\", "/")
-    if not text:
-        raise PathError(f"{tool}: '{field}' must be a non-empty string")
+    if "\\" in text:
+        if text.startswith("\\"):
+            raise PathError(f"{tool}: '{field}' must be a relative path like system/contacts.md")
+        raise PathError(f"{tool}: '{field}' holds a backslash; memory paths use / between folders "
+                        "(system/contacts.md)")
     if text.startswith("/"):
         raise PathError(f"{tool}: '{field}' must be a relative path like system/contacts.md")
     # Agents often prefix paths with the folder name; strip it unless it is a real folder.
@@ -55,15 +73,19 @@ def normalize_label(raw: object, field: str, root: str, *, tool: str = "memory")
         text = text[len("memory/"):]
     if text.endswith(".md"):
         text = text[: -len(".md")]
-    segments = [s for s in text.split("/") if s]
+    segments = [s for s in text.split("/") if s and s != "."]  # as git reads `./a//b`
     if not segments:
         raise PathError(f"{tool}: '{field}' resolves to an empty memory label")
     for seg in segments:
-        if seg in (".", ".."):
+        if seg == "..":
             raise PathError(f"{tool}: '{field}' contains invalid path traversal segment")
         if seg.lower() == ".git":
             raise PathError(f"{tool}: '{field}' must not point into the .git directory")
-    return "/".join(segments)
+    label = "/".join(segments)
+    problem = entries.bound_problem(file_of(label)) or entries.name_problem(label)
+    if problem is not None:
+        raise PathError(f"{tool}: '{field}' {problem}")
+    return label
 
 
 def _relative_inside(path: str, root: str) -> str | None:

@@ -12,7 +12,7 @@ import os
 import time
 
 from gitmemfs.core import git, oserrors
-from gitmemfs.core.errors import BusyError, EnvironmentProblem
+from gitmemfs.core.errors import BusyError, EnvironmentProblem, UsageError
 from gitmemfs.core.gitfiles import discovery, gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
@@ -270,6 +270,9 @@ def open_repo(memory_dir: str | None = None, *, env: Mapping[str, str] | None = 
               require_memory: bool = True) -> Repo:
     path, source = locate_why(memory_dir, env)
     explicit = source != "the current directory"
+    if not os.path.isdir(path) and os.path.exists(path):
+        raise UsageError(f"memory: {path} ({source}) is a file, not a folder; name the memory repository's "
+                         "folder (the one git memory init made)")
     if not os.path.isdir(path):
         hint = _agent_hint(path, source) or (
             f" ({source}); create it with git memory init {path}" if explicit else "")

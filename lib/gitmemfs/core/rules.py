@@ -168,20 +168,34 @@ def _encoding(data: bytes, layout: str = layouts.DEFAULT) -> str | None:
     return str(enc.args[0]) + hint
 
 
+def _entries(fm: str) -> tuple[list[Entry] | None, list[str]]:
+    """The frontmatter's entries and the problem that stopped parsing them; a duplicate
+    key still yields every entry (the entries' own problems are reported too)."""
+    try:
+        return memfile.parse_entries(fm), []
+    except FrontmatterError as exc:
+        return exc.entries if exc.reason == "duplicate" else None, [exc.detail or "invalid frontmatter"]
+
+
+def _text(data: bytes) -> str:
+    """Clean UTF-8 text, without a byte order mark (reported on its own)."""
+    text = data.decode("utf-8")
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def _frontmatter(data: bytes) -> list[str]:
     """Frontmatter problems of one in-scope file (already known to be clean UTF-8)."""
     try:
-        fm, _, _ = memfile.split(data.decode("utf-8"))
+        fm, _, _ = memfile.split(_text(data))
     except FrontmatterError as exc:
         if exc.reason == "unclosed":
             return ["frontmatter opened but never closed (missing closing ---)"]
         return ["missing frontmatter (must start with ---)"]
-    try:
-        entries = memfile.parse_entries(fm)
-    except FrontmatterError as exc:
-        return [exc.detail or "invalid frontmatter"]
-    problems = [f"unknown frontmatter key '{e.key}' (allowed: {ALLOWED})"
-                for e in entries if e.key not in memfile.ALLOWED_KEYS]
+    entries, problems = _entries(fm)
+    if entries is None:
+        return problems
+    problems += [f"unknown frontmatter key '{e.key}' (allowed: {ALLOWED})"
+                 for e in entries if e.key not in memfile.ALLOWED_KEYS]
     desc = next((e for e in entries if e.key == "description"), None)
     text = (desc.value or "").strip() if desc is not None and desc.scalar else ""
     if desc is None:
@@ -198,7 +212,7 @@ def _frontmatter(data: bytes) -> list[str]:
 def _frontmatter_root(data: bytes, path: str) -> list[str]:
     """letta-root: a MEMORY.md index carries no frontmatter; every other memory file
     carries exactly `name` and `description`, each one non-empty line."""
-    text = data.decode("utf-8")
+    text = _text(data)
     try:
         fm, _, _ = memfile.split(text)
     except FrontmatterError as exc:
@@ -209,11 +223,9 @@ def _frontmatter_root(data: bytes, path: str) -> list[str]:
         return ["missing frontmatter (must start with --- and hold name and description)"]
     if layouts.is_index(path):
         return ["MEMORY.md is a folder index and carries no frontmatter; remove the --- block"]
-    try:
-        entries = memfile.parse_entries(fm)
-    except FrontmatterError as exc:
-        return [exc.detail or "invalid frontmatter"]
-    problems = []
+    entries, problems = _entries(fm)
+    if entries is None:
+        return problems
     for e in entries:
         if e.key == "read_only":
             problems.append("'read_only' is not part of the letta-root layout; a person protects "
@@ -255,7 +267,6 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None,
         if index is not None:  # Letta 0.32 refuses it too, on every later commit
             out.append(f"missing required index {index}; a folder holds memory only with its own "
                        f"index: create {index} or move the file")
-            return [Problem(path, m) for m in out]
     if content_checked(path, layout):
         if mode == SYMLINK_MODE:
             if in_scope(path, scope, layout, indexed):
@@ -264,7 +275,9 @@ def check_state(path: str, data: bytes, *, scope: str, mode: str | None = None,
             enc = _encoding(data, layout)
             if enc is not None:
                 out.append(enc)
-            elif in_scope(path, scope, layout, indexed):
+            # Every problem of the file: a UTF-8 BOM still leaves its frontmatter readable.
+            readable = enc is None or enc.startswith(memfile.BOM_PROBLEM)
+            if readable and in_scope(path, scope, layout, indexed):
                 out.extend(_layout_frontmatter(data, path, layout))
     return [Problem(path, m) for m in out]
 

@@ -196,6 +196,25 @@ def _clause(text: str, day: datetime) -> str:
     return text + "." if text else ""
 
 
+_QUOTES = {'"': '"', "'": "'", "\u201c": "\u201d", "\u2018": "\u2019"}
+
+
+def _unquote(text: str) -> str:
+    """`text` without the quotes around it, or a quote left open or closed alone at its
+    ends (`remember: "I'm on call."` splits as `"I'm on call.`); quotes inside stay."""
+    core = text.strip()
+    tail = core[len(core.rstrip(".!;,: ")):]
+    core = core[:len(core) - len(tail)]
+    if len(core) >= 2 and _QUOTES.get(core[0]) == core[-1] and core[-1] not in core[1:-1]:
+        return core[1:-1].strip() + tail
+    for opener, closer in _QUOTES.items():
+        if core.startswith(opener) and closer not in core[1:]:
+            core = core[1:]
+        elif core.endswith(closer) and opener not in core[:-1]:
+            core = core[:-1]
+    return core.strip() + tail
+
+
 def statements(records: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
     """(date, note) for each explicit statement in the user's messages, in order."""
     found = []
@@ -205,12 +224,12 @@ def statements(records: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
         day = _day(record.get("timestamp"))
         date = day.strftime("%Y-%m-%d")
         for sentence in _SENTENCE.split(record["content"]):
-            sentence = sentence.strip().strip("\"'")
+            sentence = _unquote(sentence)
             if not sentence or sentence.endswith("?"):
                 continue
             m = _REMEMBER.match(sentence)
             if m and not re.match(r"(?i)(?:i|you|we|they)\s", sentence):
-                fact = _clause(m.group("fact"), day)
+                fact = _clause(_unquote(m.group("fact")), day)
                 if fact:
                     fact = fact[:1].upper() + fact[1:]
                     # In the user's own voice ("my", "I'm"): quote it, so it is not read as mine.
@@ -220,7 +239,7 @@ def statements(records: Sequence[dict[str, Any]]) -> list[tuple[str, str]]:
                 continue
             m = _PREFER.search(sentence)
             if m:
-                what = _clause(m.group("what"), day)
+                what = _clause(_unquote(m.group("what")), day)
                 if what:
                     found.append((date, "Prefers " + what))
     return found

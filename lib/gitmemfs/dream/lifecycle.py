@@ -31,12 +31,14 @@ from gitmemfs.core import snapshot as snap
 from gitmemfs.core.errors import EnvironmentProblem, MemfsError, UsageError
 from gitmemfs.core.redact import mask_secrets, redact
 from gitmemfs.core.repo import FileLock, Repo
+from gitmemfs.core.visible import visible
 from gitmemfs.core.writer import WriteSession
 from gitmemfs.dream import (
     environment,
     finalize,
     masking,
     payload,
+    readable,
     recovery,
     resolve,
     runner,
@@ -66,6 +68,7 @@ class Options:
     verbose: bool = False
     progress: bool = True
     notices: bool = True  # recovery notes: still on stderr with --json (not with -q)
+    reread: bool = False  # --reread: the source again from where the last consuming dream began
 
 
 @dataclass
@@ -118,7 +121,12 @@ def validate(repo: Repo, opts: Options, env: Mapping[str, str]) -> Result | None
     agent_spec, _timeout, _merge = settings(repo, opts, env)
     runner.command_for(agent_spec)
     if opts.source:
-        sources.parse(opts.source, project_of(repo, env))
+        source = sources.parse(opts.source, project_of(repo, env))
+        if opts.reread and source.kind == "auto":
+            raise UsageError("git dream: --reread needs one source, not auto (which sessions it read is not "
+                             "kept); name it, e.g. --from claude-code:SESSION.jsonl --reread")
+    elif opts.reread:
+        raise UsageError("git dream: --reread reads a source again; name it with --from SOURCE")
     if opts.to is not None:
         target.resolve(opts.to)
     allowed_ports(repo)
@@ -208,7 +216,7 @@ def _progress_only(opts: Options) -> Callable[[str], None]:
 
     def say(text: str) -> None:
         if opts.progress or opts.notices:
-            sys.stderr.write(f"git dream: {redact(text)}\n")
+            sys.stderr.write(f"git dream: {visible(redact(text))}\n")
     return say
 
 
@@ -242,7 +250,7 @@ def prepare(repo: Repo, dirs: state.Dirs, opts: Options, env: Mapping[str, str],
     source = None
     if opts.source:
         source = sources.parse(opts.source, project_of(repo, env))
-        chosen = pick_slice(dirs, source)
+        chosen = pick_slice(dirs, source, opts.reread)
         if chosen is None:
             where = f"the sessions of {source.path}" if source.kind == "auto" else source.path
             return Result("no_payload", base=base,
@@ -278,7 +286,7 @@ def project_of(repo: Repo, env: Mapping[str, str]) -> str:
     return (env.get("GIT_DREAM_PROJECT") or repo.cfg("dream.project") or os.getcwd()).strip()
 
 
-def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None:
+def pick_slice(dirs: state.Dirs, source: sources.Source, reread: bool = False) -> sources.Slice | None:
     """The new content past the source's cursors. `auto` looks at the sessions it has
     cursors for and those written since the last consuming dream began (all of the
     project's sessions the first time)."""
@@ -289,7 +297,7 @@ def pick_slice(dirs: state.Dirs, source: sources.Source) -> sources.Slice | None
         began = (state.load_record(dirs, last["id"]) or {}).get("started_at") if last.get("id") else None
         at = sources.parse_time(began or last.get("at"))
         since = at - 1 if at is not None else None  # whole seconds: err towards reading
-    return sources.slice_for(source, data["sources"], since)
+    return sources.slice_for(source, data["sources"], since, reread)
 
 
 def sandbox_problem(repo: Repo) -> str | None:
@@ -334,6 +342,7 @@ def run_pass(p: Pass) -> Result:
         out = conclude(repo, dirs, wt, agent, merge_mode=p.merge_mode, sandboxed=p.sandboxed,  # finalize
                        chosen=p.chosen, log=log)
         out.extra["network"] = network
+        out.extra["reads"] = reads_note(p)
         if out.extra.get("quarantine"):
             record["quarantine"] = out.extra["quarantine"]
         wtmod.remove(repo, wt, keep_repo=bool(out.extra.get("quarantine")))
@@ -382,7 +391,7 @@ def launch(p: Pass, record: dict[str, Any], wt: wtmod.Worktree, prompt_path: str
         agent_id=agent_id, agent_name=agent_name, tmpdir=tmpdir, transcript=transcript, extra=extra,
         config={"gc.auto": "0", "maintenance.auto": "false", **wtmod.NO_EOL}, base_env=p.env,
         pass_env=[v.strip() for v in p.repo.cfg_all("dream.passEnv")])
-    plan = sandbox_plan(p.repo, wt, tmpdir, log) if p.sandboxed else None
+    plan = sandbox_plan(p.repo, wt, tmpdir, log, command=p.command, env=child_env) if p.sandboxed else None
 
     def on_start(pid: int, start: int | None) -> None:
         record.update(agent_pid=pid, agent_start=start)
@@ -456,28 +465,62 @@ def resolve_conflict(p: Pass, out: Result, record: dict[str, Any], log: runner.L
     return out
 
 
-def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log) -> runner.SandboxPlan:
+def sandbox_plan(repo: Repo, wt: wtmod.Worktree, tmpdir: str, log: runner.Log, *, command: str,
+                 env: Mapping[str, str]) -> runner.SandboxPlan:
     """Where the confined agent may write: its checkout, and in the run's private
     repository git's files for it, its objects and dream branches; its TMPDIR; and
-    dream.sandbox.allowWrite. Nothing of the memory's own git dir."""
+    dream.sandbox.allowWrite (never through it a folder holding other memories or
+    credentials). Nothing of the memory's own git dir. What it may read: see
+    read_plan."""
     writable = [*wtmod.writable(wt), tmpdir]
     files: list[str] = []
+    protected = readable.protected_paths(repo.root, repo.common_dir, env)
     for extra in repo.cfg_all("dream.sandbox.allowWrite"):
-        path = os.path.abspath(os.path.expanduser(extra.strip()))
-        if os.path.isdir(path):
-            writable.append(path)
-        elif os.path.isfile(path):
-            files.append(path)  # e.g. an agent CLI's ~/.claude.json
-        else:
+        path = os.path.realpath(readable.expand(extra.strip(), {"HOME": os.path.expanduser("~"), **env}))
+        parts = readable.carve(path, protected) if os.path.exists(path) else []
+        if parts != [path] and parts:
+            log.progress(f"dream.sandbox.allowWrite {path} holds other memories or credentials: writable are "
+                         f"{len(parts)} of its entries, not it")
+        for part in parts:
+            (writable if os.path.isdir(part) else files).append(part)  # a file: e.g. ~/.claude.json
+        if not os.path.exists(path):
             log.progress(f"dream.sandbox.allowWrite {path} does not exist; not granted")
     deny_chmod = not repo.cfg_bool("dream.sandbox.allowChmod", False)
     if deny_chmod and not sandbox.chmod_filter_supported():
         log.progress(f"chmod and chown are not confined on {platform.machine()} (no seccomp filter for it)")
         deny_chmod = False
     ports = allowed_ports(repo)
-    return runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files,
+    plan = runner.SandboxPlan(writable, probe=os.path.join(repo.common_dir, "config"), write_files=files,
                               deny_chmod=deny_chmod,
                               allow_ports=ports if sandbox.probe_abi()[0] >= sandbox.NET_ABI else None)
+    reads = read_plan(repo, wt, command, env, [*writable, *files], log)
+    if reads is not None:
+        plan.read_dirs, plan.read_files = reads.dirs, reads.files
+        plan.read_probe = os.path.join(repo.common_dir, "HEAD")
+    return plan
+
+
+def read_plan(repo: Repo, wt: wtmod.Worktree, command: str, env: Mapping[str, str], writable: list[str],
+              log: runner.Log) -> readable.Grants | None:
+    """What the confined agent may read (dream/readable.py): what it may write, its run
+    folder (prompt, transcript, private repository), of the memory's git dir only the
+    objects, config and hooks its git needs, the system, the toolkit, the script its
+    command runs and what that declares, and dream.sandbox.allowRead. None with
+    `dream.sandbox.allowRead any`: reads are not confined."""
+    configured = [v.strip() for v in repo.cfg_all("dream.sandbox.allowRead") if v.strip()]
+    if "any" in (v.lower() for v in configured):  # as reads_note says
+        log.progress("reads: not confined (dream.sandbox.allowRead any)")
+        return None
+    common = os.path.abspath(repo.common_dir)
+    objects = os.path.join(common, "objects")
+    own = [os.path.dirname(wt.repo), objects, *readable.alternates(objects), os.path.join(common, "config"),
+           wtmod.hooks_dir(repo)]
+    grants = readable.plan(readable.Request(command=command, env=env, own=own, memory_root=repo.root,
+                                            common_dir=common, configured=configured, extra=writable),
+                           lambda text: log.progress(f"reads: {text}"))
+    log.progress(f"reads: confined to {len(grants.dirs)} folder(s) and {len(grants.files)} file(s): "
+                 + ", ".join([*grants.dirs, *grants.files]), echo=False)
+    return grants
 
 
 def allowed_ports(repo: Repo) -> list[int] | None:
@@ -506,6 +549,15 @@ def network_note(p: Pass) -> str:
         return (f"not confined: Landlock ABI {abi} has no TCP rules (ABI {sandbox.NET_ABI}, Linux 6.7, is "
                 "needed), so the agent can reach loopback services such as git memory mcp --http")
     return "TCP connections to port(s) " + ", ".join(map(str, ports)) + " only"
+
+
+def reads_note(p: Pass) -> str:
+    """What the agent could read, for the outcome (the log lists every grant)."""
+    if not p.sandboxed:
+        return "not confined (no sandbox)"
+    if "any" in (v.strip().lower() for v in p.repo.cfg_all("dream.sandbox.allowRead")):
+        return "not confined (dream.sandbox.allowRead any)"
+    return "its own work, the system, the toolkit and what its recipe and dream.sandbox.allowRead grant"
 
 
 def conclude(repo: Repo, dirs: state.Dirs, wt: wtmod.Worktree, agent: runner.AgentRun, *, merge_mode: str,
@@ -603,6 +655,14 @@ def after(repo: Repo, dirs: state.Dirs, out: Result, chosen: sources.Slice | Non
         consume(repo, dirs, chosen.source.key if chosen else None, chosen.end_id if chosen else None,
                 record.get("source", {}).get("cursor_before") if chosen else None, out.id,
                 parts=(record.get("source") or {}).get("parts"))
+        if out.status == "no_changes" and chosen is not None:
+            # Letta's rule: a pass that changed nothing still consumed what it read. Say so,
+            # and how to have it read again (a better agent, a fixed prompt).
+            again = (f"git dream --from {chosen.source.key} --reread" if chosen.source.kind != "auto"
+                     else "git dream --from claude-code:SESSION --reread (one session)")
+            out.extra["reread"] = again
+            out.message += (f" The {chosen.messages} message(s) it read from {chosen.source.path} count as "
+                            f"read: the next dream starts after them ({again} reads them again).")
         if doc is not None:
             try:
                 if target.write_back(repo, doc):

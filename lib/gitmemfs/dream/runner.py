@@ -71,6 +71,9 @@ class SandboxPlan:
     write_files: list[str] = field(default_factory=list)
     deny_chmod: bool = True
     allow_ports: list[int] | None = None  # TCP ports it may connect to; None: not confined
+    read_dirs: list[str] | None = None    # what it may read (dream/readable.py); None: not confined
+    read_files: list[str] = field(default_factory=list)
+    read_probe: str = ""                  # a file it must not be able to read
 
 
 class Log:
@@ -174,7 +177,8 @@ def run(command: str, *, cwd: str, env: Mapping[str, str], prompt_file: str, log
         argv = sandbox.launcher_argv(sys.executable, sandbox_plan.write_dirs, probe=sandbox_plan.probe,
                                      status_fd=status_w, command=argv, write_files=sandbox_plan.write_files,
                                      deny_chmod=sandbox_plan.deny_chmod, allow_ports=sandbox_plan.allow_ports,
-                                     hide_sockets=bool(pidns.available()[0]))
+                                     hide_sockets=bool(pidns.available()[0]), read_dirs=sandbox_plan.read_dirs,
+                                     read_files=sandbox_plan.read_files, read_probe=sandbox_plan.read_probe)
     # Its own PID namespace and /proc: our environ (and our parent git's, and any other
     # process of ours, such as an MCP server) holds withheld values for life, and must
     # not be readable from /proc/<pid>/environ. Confined, also its own mount namespace

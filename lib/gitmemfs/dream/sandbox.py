@@ -5,7 +5,10 @@ program (`python -I -S sandbox.py --write DIR … -- /bin/sh -c CMD`); the launc
 restricts its own filesystem writes with Landlock, proves the restriction holds
 with a probe write that must fail with EACCES, and only then execs the agent.
 Landlock survives exec and is inherited by every child, so the agent and all it
-starts can read anywhere but write only beneath the granted paths.
+starts write only beneath the granted paths, and, with `--confine-read`, read only
+beneath the `--read` folders and `--read-file` files (dream/readable.py builds that
+allow-list); the probe proves it too: reading `--read-probe` (a file of the memory's
+git dir) and listing its folder must fail with EACCES.
 
 Why a launcher and not `preexec_fn`: the restriction must be set up in a
 single-threaded process right before exec (Landlock applies to the calling
@@ -16,8 +19,8 @@ few milliseconds and imports nothing from the package. The dream code imports it
 as `gitmemfs.dream.sandbox` for `probe_abi()` and `launcher_argv()`.
 
 Landlock does not mediate changing a file's mode, owner, extended attributes
-(ACLs) or inode flags, and reads are allowed everywhere, so an agent could still
-`chmod 000` (or `chmod 644` a private key) anywhere it can read. With
+(ACLs) or inode flags, so an agent could still `chmod 000` (or `chmod 644` a private
+key) any file it can reach by path. With
 `--deny-chmod` the launcher also installs a seccomp filter, on x86-64 and arm64,
 that fails chmod, chown, setxattr/removexattr (every variant), the chattr ioctls
 with EPERM and io_uring_setup with ENOSYS (io_uring can set xattrs without a
@@ -138,10 +141,14 @@ def probe_abi() -> tuple[int, str]:
     return int(abi), ""
 
 
-def handled_rights(abi: int) -> int:
-    """Every write-like right this ABI knows; reads and execute stay unrestricted."""
+READS = READ_FILE | READ_DIR  # ABI 1
+
+
+def handled_rights(abi: int, reads: bool = False) -> int:
+    """Every write-like right this ABI knows, and with `reads` reading files and
+    listing folders; execute stays unrestricted (running a file needs READ_FILE)."""
     rights = (WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK
-              | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM)
+              | MAKE_FIFO | MAKE_BLOCK | MAKE_SYM | (READS if reads else 0))
     if abi >= 2:
         rights |= REFER
     if abi >= 3:
@@ -149,23 +156,27 @@ def handled_rights(abi: int) -> int:
     return rights
 
 
-def file_rights(abi: int) -> int:
+def file_rights(abi: int, reads: bool = False) -> int:
     """The subset that may be granted on a single file (the rest need a directory)."""
-    return WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+    return WRITE_FILE | (TRUNCATE if abi >= 3 else 0) | (READ_FILE if reads else 0)
 
 
 def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope_signals: bool = True,
-            allow_ports: Sequence[int] | None = None) -> int:
+            allow_ports: Sequence[int] | None = None, read_dirs: Sequence[str] | None = None,
+            read_files: Sequence[str] = ()) -> int:
     """Restrict this thread (and everything it execs) to writing beneath `write_dirs`
-    and to the existing files `write_files`, and, with `allow_ports` on ABI 4 or later,
-    to TCP connections to those ports. Returns the ABI used. Raises SandboxError."""
+    and to the existing files `write_files`, with `read_dirs` (None: reads are not
+    confined) to reading beneath them, `read_files` and what it may write, and, with
+    `allow_ports` on ABI 4 or later, to TCP connections to those ports. Returns the ABI
+    used. Raises SandboxError."""
     abi, reason = probe_abi()
     if abi < MIN_ABI:
         raise SandboxError(reason or f"Landlock ABI {abi} is too old; ABI {MIN_ABI} (Linux 5.19) or newer "
                                      "is needed for git to write objects")
     libc = _libc()
     nr = _syscall_numbers()
-    handled = handled_rights(abi)
+    reads = read_dirs is not None
+    handled = handled_rights(abi, reads)
 
     class RulesetAttr(ctypes.Structure):
         _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
@@ -188,12 +199,21 @@ def confine(write_dirs: Sequence[str], write_files: Sequence[str] = (), *, scope
     if ruleset < 0:
         raise SandboxError(f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}")
     try:
-        rules = [(path, handled) for path in write_dirs] + [(path, file_rights(abi)) for path in write_files]
-        for path, rights in rules:
+        rules = [(path, handled, "write") for path in write_dirs]
+        rules += [(path, file_rights(abi, reads), "write") for path in write_files]
+        rules += [(path, READS, "read") for path in read_dirs or ()]
+        rules += [(path, READ_FILE, "read") for path in read_files]
+        for path, rights, what in rules:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except FileNotFoundError:
+                if what == "read":
+                    continue  # gone since the plan: one grant fewer
+                raise SandboxError(f"cannot grant write access to {path}: it does not exist") from None
             except OSError as exc:
-                raise SandboxError(f"cannot grant write access to {path}: {exc.strerror}") from None
+                raise SandboxError(f"cannot grant {what} access to {path}: {exc.strerror}") from None
+            if what == "read" and not stat.S_ISDIR(os.fstat(fd).st_mode):
+                rights = READ_FILE  # a folder's rights on a file are refused (EINVAL)
             try:
                 rule = PathBeneath(rights, fd)
                 if libc.syscall(ctypes.c_long(nr["add_rule"]), ctypes.c_int(ruleset),
@@ -334,19 +354,32 @@ def self_test_utime(probe: str) -> None:
                        "was installed")
 
 
-def self_test(probe: str) -> None:
-    """Opening `probe` (an existing file outside the granted set) for writing must
-    fail with EACCES. Nothing is written even if the open succeeds."""
+def _must_be_denied(target: str, flags: int, what: str, still: str, setting: str) -> None:
+    """Opening `target` with `flags` must fail with EACCES (nothing is read or written
+    even if it opens)."""
     try:
-        fd = os.open(probe, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        fd = os.open(target, flags | os.O_CLOEXEC | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.EACCES:
             return
-        raise SandboxError(f"sandbox self-test: opening {probe} for writing failed with "
+        raise SandboxError(f"sandbox self-test: opening {target} for {what} failed with "
                            f"{errno.errorcode.get(exc.errno or 0, exc.errno)} instead of EACCES") from None
     os.close(fd)
-    raise SandboxError(f"sandbox self-test failed: {probe} is still writable after confinement (is it "
-                       "under a dream.sandbox.allowWrite path?)")
+    raise SandboxError(f"sandbox self-test failed: {target} is still {still} after "
+                       f"confinement (is it under a {setting} path?)")
+
+
+def self_test(probe: str) -> None:
+    """Opening `probe` (an existing file outside the granted set) for writing must
+    fail with EACCES."""
+    _must_be_denied(probe, os.O_WRONLY | os.O_APPEND, "writing", "writable", "dream.sandbox.allowWrite")
+
+
+def self_test_read(probe: str) -> None:
+    """Reading `probe` (an existing file outside the readable set) and listing its
+    folder must both fail with EACCES."""
+    for target, flags in ((probe, os.O_RDONLY), (os.path.dirname(probe), os.O_RDONLY | os.O_DIRECTORY)):
+        _must_be_denied(target, flags, "reading", "readable", "dream.sandbox.allowRead")
 
 
 def _beneath(path: str, folders: Sequence[str]) -> bool:
@@ -414,9 +447,11 @@ def self_test_net(listener: socket.socket) -> None:
 
 def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_fd: int,
                   command: Sequence[str], write_files: Sequence[str] = (), deny_chmod: bool = False,
-                  allow_ports: Sequence[int] | None = None, hide_sockets: bool = False) -> list[str]:
+                  allow_ports: Sequence[int] | None = None, hide_sockets: bool = False,
+                  read_dirs: Sequence[str] | None = None, read_files: Sequence[str] = (),
+                  read_probe: str = "") -> list[str]:
     """The command line that runs `command` confined (see the module docstring).
-    `allow_ports` None: the network is not confined."""
+    `allow_ports` None: the network is not confined; `read_dirs` None: reads are not."""
     # -I -S: no environment, user site or site-packages; the launcher needs only the stdlib.
     argv = [python, "-I", "-S", os.path.abspath(__file__), "--status-fd", str(status_fd), "--probe", probe]
     if deny_chmod:
@@ -427,6 +462,12 @@ def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_
         argv.append("--confine-net")
         for port in allow_ports:
             argv += ["--allow-port", str(port)]
+    if read_dirs is not None:
+        argv += ["--confine-read", "--read-probe", read_probe]
+        for path in read_dirs:
+            argv += ["--read", path]
+        for path in read_files:
+            argv += ["--read-file", path]
     for path in write_dirs:
         argv += ["--write", path]
     for path in write_files:
@@ -436,17 +477,21 @@ def launcher_argv(python: str, write_dirs: Sequence[str], *, probe: str, status_
 
 class _Args:
     def __init__(self) -> None:
-        self.status_fd, self.probe = -1, ""
+        self.status_fd, self.probe, self.read_probe = -1, "", ""
         self.dirs: list[str] = []
         self.files: list[str] = []
-        self.no_chmod = self.hide_sockets = self.confine_net = False
+        self.read_dirs: list[str] = []
+        self.read_files: list[str] = []
+        self.no_chmod = self.hide_sockets = self.confine_net = self.confine_read = False
         self.ports: list[int] = []
         self.command: list[str] = []
 
 
 def _parse(argv: list[str]) -> _Args:
     args = _Args()
-    switches = {"--deny-chmod": "no_chmod", "--hide-sockets": "hide_sockets", "--confine-net": "confine_net"}
+    switches = {"--deny-chmod": "no_chmod", "--hide-sockets": "hide_sockets", "--confine-net": "confine_net",
+                "--confine-read": "confine_read"}
+    lists = {"--write": "dirs", "--write-file": "files", "--read": "read_dirs", "--read-file": "read_files"}
     i = 0
     while i < len(argv) and argv[i] != "--":
         flag, value = argv[i], argv[i + 1] if i + 1 < len(argv) else ""
@@ -460,10 +505,10 @@ def _parse(argv: list[str]) -> _Args:
             args.status_fd = int(value)
         elif flag == "--probe":
             args.probe = value
-        elif flag == "--write":
-            args.dirs.append(value)
-        elif flag == "--write-file":
-            args.files.append(value)
+        elif flag == "--read-probe":
+            args.read_probe = value
+        elif flag in lists:
+            getattr(args, lists[flag]).append(value)
         else:
             raise SystemExit(f"sandbox launcher: unknown option {flag}")
         i += 2
@@ -492,7 +537,8 @@ def main(argv: list[str]) -> int:
         ports = args.ports if args.confine_net else None
         listener = net_probe(args.ports) if ports is not None and probe_abi()[0] >= NET_ABI else None
         devices = [p for p in DEVICE_FILES if os.path.exists(p)]
-        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices, allow_ports=ports)
+        confine(dirs + [d for d in DEVICE_DIRS if os.path.isdir(d)], files + devices, allow_ports=ports,
+                read_dirs=args.read_dirs if args.confine_read else None, read_files=args.read_files)
         if listener is not None:
             self_test_net(listener)
         if no_chmod:
@@ -503,6 +549,10 @@ def main(argv: list[str]) -> int:
                 self_test_chmod(probe)
                 if platform.machine().lower() in _UTIME:
                     self_test_utime(probe)
+        if args.confine_read:
+            if not args.read_probe:
+                raise SandboxError("reads are confined but no --read-probe was given")
+            self_test_read(args.read_probe)
     except SandboxError as exc:
         report(f"error: {exc}")
         return 125

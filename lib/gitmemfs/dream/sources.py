@@ -5,7 +5,8 @@ Two source types (reference/upstream-reflection.md §5.4):
 - `transcript:FILE.jsonl` — one JSON object per line with a `kind`
   (user, assistant, reasoning, error, tool_call) and `text` or tool fields;
 - `openhands:DIR|FILE` — an OpenHands conversation: an events folder of
-  `event-<n>-*.json` files, a JSON array of events, or `{"items": [...]}`.
+  `event-<n>-*.json` files, a JSON array of events, or `{"items": [...]}`;
+  or a store folder of conversations. Each action and its result are one row.
 
 Both become rows of the transcript shape; the cursor (the id of the last
 user/assistant row a consuming dream saw) selects the rows after it
@@ -121,14 +122,18 @@ def sessions_of(source: Source, since: float | None = None, known: Any = ()) -> 
     return [Source(source.kind, path, os.path.realpath(path)) for path in files]
 
 
-def slice_for(source: Source, cursors: dict[str, Any], since: float | None = None) -> Slice | None:
+def slice_for(source: Source, cursors: dict[str, Any], since: float | None = None,
+              reread: bool = False) -> Slice | None:
     """The new content of a source past its cursor(s), or None. A single file has one
-    cursor; a folder of sessions or `auto` has one per session file, kept in `parts`."""
+    cursor; a folder of sessions or `auto` has one per session file, kept in `parts`.
+    `reread`: from where the last consuming dream began instead (what it read, and
+    anything new); the cursor it then moves from is still the current one."""
     several = source.kind == "auto" or (source.kind in SESSION_TYPES and os.path.isdir(source.path))
     if not several:
         rows, skipped = read(source)
-        cursor = (cursors.get(source.key) or {}).get("cursor")
-        chosen = select(source, rows, cursor)
+        entry = cursors.get(source.key) or {}
+        cursor = entry.get("cursor")
+        chosen = select(source, rows, entry.get("previous") if reread else cursor)
         if chosen is not None:
             chosen.cursor_before, chosen.skipped = cursor, skipped
             if skipped:
@@ -136,7 +141,7 @@ def slice_for(source: Source, cursors: dict[str, Any], since: float | None = Non
         return chosen
     parts = []
     for session in sessions_of(source, since, cursors):
-        part = slice_for(session, cursors)
+        part = slice_for(session, cursors, reread=reread)
         if part is not None:
             parts.append(part)
     if not parts:
@@ -178,26 +183,54 @@ _EVENT_FILE = re.compile(r"^event-(\d+)-.*\.json$")
 
 
 def openhands_rows(path: str) -> list[dict[str, Any]]:
-    return convert_openhands(read_openhands(path))
+    return [row for events in read_conversations(path) for row in convert_openhands(events)]
 
 
-def read_openhands(path: str) -> list[dict[str, Any]]:
+def _events_folder(path: str) -> str | None:
+    """The events folder of a conversation folder (its `events/`, or itself), or None
+    when neither holds an event file."""
+    for folder in (os.path.join(path, "events"), path):
+        try:
+            if any(_EVENT_FILE.match(name) for name in os.listdir(folder)):
+                return folder
+        except OSError:
+            continue
+    return None
+
+
+def _read_events(folder: str) -> list[dict[str, Any]]:
+    files = sorted((int(m.group(1)), name) for name in os.listdir(folder) if (m := _EVENT_FILE.match(name)))
+    events = []
+    for _, name in files:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as fh:
+                event = json.load(fh)
+        except (OSError, ValueError):
+            continue
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def read_conversations(path: str) -> list[list[dict[str, Any]]]:
+    """Each conversation's events: one for a conversation folder or file; for a store
+    folder of conversations, each in turn (oldest first, as Letta orders them), so a
+    result only ever answers an action of its own conversation."""
     if os.path.isdir(path):
-        folder = os.path.join(path, "events") if os.path.isdir(os.path.join(path, "events")) else path
-        files = sorted((int(m.group(1)), name) for name in os.listdir(folder)
-                       if (m := _EVENT_FILE.match(name)))
-        if not files:
-            raise MemfsError(f"git dream: no OpenHands event files (event-*.json) found in {folder}")
-        events = []
-        for _, name in files:
-            try:
-                with open(os.path.join(folder, name), encoding="utf-8") as fh:
-                    event = json.load(fh)
-            except (OSError, ValueError):
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        return events
+        folder = _events_folder(path)
+        if folder is not None:
+            return [_read_events(folder)]
+        found = []
+        for name in sorted(os.listdir(path)):
+            child = os.path.join(path, name)
+            inner = _events_folder(child) if os.path.isdir(child) else None
+            if inner is not None:
+                events = _read_events(inner)
+                if events:  # a conversation with no readable event is skipped, as Letta does
+                    found.append((os.stat(inner).st_mtime, name, events))
+        if not found:
+            raise MemfsError(f"git dream: no OpenHands event files (event-*.json) found in {path}")
+        return [events for _mtime, _name, events in sorted(found, key=lambda item: (item[0], item[1]))]
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -209,7 +242,7 @@ def read_openhands(path: str) -> list[dict[str, Any]]:
         data = data["items"]
     if not isinstance(data, list):
         raise MemfsError(f'git dream: could not parse {path}: expected a JSON array of events or {{"items": [...]}}')
-    return [e for e in data if isinstance(e, dict)]
+    return [[e for e in data if isinstance(e, dict)]]
 
 
 def _texts(items: Any) -> str:
@@ -233,13 +266,30 @@ def _stamp(value: Any) -> str:
     return text + "Z"
 
 
+def _call_id(event: dict[str, Any]) -> str:
+    """An action's tool call id: its own `tool_call_id`, else its `tool_call`'s id."""
+    for value in (event.get("tool_call_id"), _object(event.get("tool_call")).get("id")):
+        if isinstance(value, str) and value:
+            return value
+    return ""
+
+
+def _observed(obs: dict[str, Any]) -> str:
+    """An observation's text: its text items (or a plain string from older SDKs)."""
+    content = obs.get("content")
+    return content if isinstance(content, str) else _texts(content)
+
+
 def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An action and the result that answers it (an observation, an agent error, a
+    rejection) become one tool call; the result is found by the call id either side
+    carries, else by the action's event id (`action_id`)."""
     results: dict[str, tuple[str, bool]] = {}
     for event in events:
         kind = event.get("kind")
         if kind == "ObservationEvent":
             obs = _object(event.get("observation"))
-            outcome = (_texts(obs.get("content")), obs.get("is_error") is not True)
+            outcome = (_observed(obs), obs.get("is_error") is not True)
         elif kind == "AgentErrorEvent":
             outcome = (str(event.get("error") or ""), False)
         elif kind == "UserRejectObservation":
@@ -275,7 +325,7 @@ def convert_openhands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
             elif isinstance(event.get("action"), dict):
                 row["argsText"] = json.dumps({k: v for k, v in event["action"].items() if k != "kind"},
                                              separators=(",", ":"), ensure_ascii=False)
-            found = results.get(call.get("id") or "") or results.get(event_id)
+            found = results.get(_call_id(event)) or results.get(event_id)
             if found is not None:
                 text, ok = found
                 if len(text) > OPENHANDS_RESULT_LIMIT:

@@ -126,18 +126,21 @@ def record_ids(dirs: Dirs) -> list[str]:
 
 def consume(dirs: Dirs, head: str, source_key: str | None, end_id: str | None, cursor_before: str | None,
             dream_id: str | None, parts: list[dict[str, Any]] | None = None) -> None:
-    """A consuming dream (merged or no_changes) finished: advance its source's cursor and
-    remember the parent HEAD it left, which the automatic trigger counts from. A source of
-    several sessions (`parts`) advances one cursor per session file instead."""
+    """A consuming dream (merged or no_changes) finished: advance its source's cursor (and
+    keep where it began, which --reread starts from) and remember the parent HEAD it
+    left, which the automatic trigger counts from. A source of several sessions
+    (`parts`) advances one cursor per session file instead."""
     data = load_state(dirs)
     for part in parts or []:
         entry = data["sources"].setdefault(part["key"], {})
         if part.get("end") and entry.get("cursor") == part.get("cursor_before"):
-            entry.update(cursor=part["end"], updated_at=utc_now(), dream=dream_id)
+            entry.update(cursor=part["end"], previous=part.get("cursor_before"), updated_at=utc_now(),
+                         dream=dream_id)
     if source_key and end_id and not parts:
         entry = data["sources"].setdefault(source_key, {})
         if entry.get("cursor") == cursor_before:  # a newer dream may have moved it meanwhile
-            entry.update(cursor=end_id, updated_at=utc_now(), dream=dream_id)
+            # `previous`: where this dream began reading, for `git dream --reread`
+            entry.update(cursor=end_id, previous=cursor_before, updated_at=utc_now(), dream=dream_id)
     data["last_dream"] = {"id": dream_id, "head": head, "at": utc_now()}
     save_state(dirs, data)
 

@@ -40,6 +40,9 @@ def resolve(spec: str) -> Target:
     name = os.path.basename(spec.rstrip("/\\"))
     if not spec.strip() or not name or name in (".", ".."):
         raise UsageError(f'invalid --to "{spec}": expected a file path')
+    if os.path.isdir(os.path.expanduser(spec)):
+        raise UsageError(f'invalid --to "{spec}": it is a folder; name the document in it, e.g. '
+                         f'{os.path.join(spec, "AGENTS.md")}')
     return Target(spec, os.path.abspath(os.path.expanduser(spec)), name)
 
 
@@ -73,11 +76,13 @@ def sync(repo: Repo, target: Target) -> str | None:
     """Commit the on-disk document into memory when its body differs from HEAD's.
     Returns the commit sha, or None when there was nothing to sync."""
     try:
-        with open(target.path, encoding="utf-8") as fh:
-            text = fh.read()
+        with open(target.path, "rb") as fh:
+            text = memfile.decode_strict(fh.read(), target.spec)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise MemfsError(f"git dream: cannot read --to {target.spec}: {exc.strerror}") from None
+    except memfile.EncodingProblem as exc:
         raise MemfsError(f"git dream: cannot read --to {target.spec}: {exc}") from None
     current = committed(repo, target)
     if current is not None and body_of(current) == body_of(text):

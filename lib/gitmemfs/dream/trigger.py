@@ -20,6 +20,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from gitmemfs.core import detach, git
+from gitmemfs.core.errors import UsageError
 
 DEFAULT_EVERY = 25
 BACKOFF_BASE = 300.0
@@ -52,11 +53,16 @@ def settings(root: str) -> dict[str, str]:
 
 
 def every_of(cfg: Mapping[str, str]) -> int:
-    try:
-        value = int(cfg.get("dream.every", ""))
-    except ValueError:
+    """dream.every, or the default when unset; a value that is not a count is refused
+    (reading -3 or "ten" as 25 would dream at a pace nobody chose)."""
+    raw = (cfg.get("dream.every") or "").strip()
+    if not raw:
         return DEFAULT_EVERY
-    return value if value > 0 else DEFAULT_EVERY
+    value = int(raw) if re.fullmatch(r"[0-9]{1,9}", raw) else 0
+    if value < 1:
+        raise UsageError(f"dream.every must be a whole number of memory commits, at least 1, got {raw!r}; "
+                         f"set it with git config dream.every {DEFAULT_EVERY}")
+    return value
 
 
 def _state(common_dir: str) -> dict[str, Any]:
@@ -111,9 +117,9 @@ def due(root: str, common_dir: str, cfg: Mapping[str, str] | None = None) -> tup
     dreams hold automatic ones back, else `commits`."""
     cfg = settings(root) if cfg is None else cfg
     trigger = (cfg.get("dream.trigger") or "off").lower()
-    every = every_of(cfg)
     if trigger != "commits":
-        return False, 0, every, trigger
+        return False, 0, DEFAULT_EVERY, trigger
+    every = every_of(cfg)
     n = commits_since(root, last_head(common_dir))
     if n >= every and backoff_left(common_dir)[1] > 0:
         return False, n, every, "backoff"
@@ -163,6 +169,9 @@ def maybe_launch(repo_root: str, config: Mapping[str, str] | None = None) -> boo
             return False
         launch_detached(repo_root, common, ["--auto"])
         return True
+    except UsageError as exc:  # a bad dream.every: the person sees it at their commit
+        sys.stderr.write(f"warning: no dream started: {exc}\n")
+        return False
     except Exception:  # noqa: BLE001 - a hook must never fail a commit over this
         return False
 

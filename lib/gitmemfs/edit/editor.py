@@ -13,7 +13,7 @@ import os
 
 from gitmemfs.core import layout as layouts
 from gitmemfs.core import memfile, paths
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import FrontmatterError, MemFile
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.paths import PathError
@@ -160,7 +160,7 @@ class Editor:
 
     # -- commands ------------------------------------------------------------------------
 
-    def create(self, file_path: str, description: str, text: str | None, reason: str, *,
+    def create(self, file_path: str, description: str | None, text: str | None, reason: str, *,
                command: str = "create") -> Outcome:
         reason = require_reason(reason, self.tool)
         require_text(file_path, "file_path", command)
@@ -174,8 +174,12 @@ class Editor:
         with self.session() as s:
             shape = layouts.of_repo(self.repo)[0]  # the new file takes its layout's frontmatter shape
             self.letta_root_target(shape, rel, command)
-            if shape == layouts.ROOT and layouts.is_index(rel):
+            unused = shape == layouts.ROOT and layouts.is_index(rel)
+            given = isinstance(description, str) and bool(description.strip())
+            if unused:
                 description = "index"  # a MEMORY.md index has no frontmatter: Letta leaves it unused
+            elif description is None:
+                raise UsageError(f"memory {command}: give -d DESCRIPTION, the file's one-line description")
             require_text(description, "description", command)
             content = layouts.render_new(shape, rel, self.description(description), body).encode()
             target = self.jail(rel)
@@ -183,7 +187,10 @@ class Editor:
                 raise AlreadyExists(f"memory {command}: block already exists at {file_path}")
             self.no_case_twin(rel, command)
             sha = s.commit([Change(rel, content)], op=command, reason=reason)
-        return self.done(command, sha, [rel])
+        done = self.done(command, sha, [rel])
+        if unused and given:  # said, not dropped silently (issue 39)
+            done.message += f" The description was not used: {rel} is an index, which has no frontmatter."
+        return done
 
     def str_replace(self, file_path: str, old: str, new: str, reason: str, *,
                     replace_all: bool = False) -> Outcome:
@@ -372,12 +379,18 @@ class Editor:
             files = [dict(zip(("path", "description"), row.split("\t", 1))) for row in text.split("\n") if row]
             return Outcome(text, extra={"path": label + "/", "kind": "folder", "files": files})
         rel = paths.file_of(label)
+        if not file_path.endswith(".md") and not os.path.lexists(os.path.join(self.repo.root, rel)) \
+                and os.path.isfile(os.path.join(self.repo.root, label)):
+            rel = label  # a file that is not Markdown (profile.png), as `show` and compile name it
         target = self.jail(rel)
         try:
             with open(target, "rb") as fh:
                 data = fh.read()
-        except (FileNotFoundError, IsADirectoryError):
+        except FileNotFoundError:
             raise NotFound(f"{self.tool}: failed to read {file_path}: No such file or directory") from None
+        except IsADirectoryError:
+            raise NotFound(f"{self.tool}: failed to read {file_path}: it is a folder, not a memory file") \
+                from None
         if view_range is None and not numbered:
             return Outcome(data.decode("utf-8", "replace"), extra={"path": rel, "kind": "file"})
         mf = self.parse(file_path, data)

@@ -16,30 +16,41 @@ from gitmemfs.core import approval, git
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Sequence
+    from typing import Callable, Sequence
 
 SIGNERS = "gpg.ssh.allowedSignersFile"
 TRUST_TRAILERS = "memory.approvaltrailers"
+# Said when a refusal is this repository's configuration, not the pushed commits (issue 39).
+UNCOUNTED = ("approves nothing here: this repository counts no approval recorded in a commit, so the "
+             "fix is its configuration, not the commit: list the people's keys in "
+             f"git config {SIGNERS} FILE (and sign: git memory protect --sign), or set "
+             "git config memory.approvalTrailers true (then whoever can push can approve)")
 
 
 class Approvals:
     """What a range's commits were approved for: `ambient` (every commit: the checking
     process's environment, only without signers) and `signed` / trailer words per commit."""
 
-    __slots__ = ("ambient", "per_commit", "signers", "unverified")
+    __slots__ = ("ambient", "per_commit", "signers", "unverified", "uncounted")
 
     def __init__(self, ambient: frozenset[str], per_commit: dict[str, frozenset[str]], signers: bool,
-                 unverified: dict[str, frozenset[str]] | None = None):
+                 unverified: dict[str, frozenset[str]] | None = None,
+                 uncounted: Callable[[], dict[str, frozenset[str]]] | None = None):
         self.ambient = ambient
         self.per_commit = per_commit
         self.signers = signers
         self.unverified = unverified or {}  # claimed in a trailer, not signed by an allowed signer
+        self.uncounted = uncounted  # claims where nothing counts them (asked only for the notes)
 
     def notes(self) -> list[str]:
         """One line per commit whose claimed approval did not count, saying why."""
-        return [f"note: {sha[:12]} carries {approval.trailer(words)} but is not signed by a key in "
-                f"{SIGNERS}, so it approves nothing here (sign it: git commit --amend -S --no-edit)"
-                for sha, words in self.unverified.items()]
+        out = [f"note: {sha[:12]} carries {approval.trailer(words)} but is not signed by a key in "
+               f"{SIGNERS}, so it approves nothing here (sign it: git commit --amend -S --no-edit)"
+               for sha, words in self.unverified.items()]
+        if self.uncounted is not None:
+            out += [f"note: {sha[:12]} carries {approval.trailer(words)} but {UNCOUNTED}"
+                    for sha, words in self.uncounted().items()]
+        return out
 
     def of(self, commit: str | None) -> frozenset[str]:
         return self.ambient | self.per_commit.get(commit or "", approval.NONE)
@@ -62,7 +73,8 @@ def for_range(cwd: str, commits: Sequence[str], settings: dict[str, str],
     trust = settings.get(TRUST_TRAILERS, "").strip().lower() in ("true", "yes", "on", "1")
     ambient = approval.NONE if signers else approval.from_shell(os.environ)
     if not (signers or trust) or not commits:
-        return Approvals(ambient, {}, signers)
+        return Approvals(ambient, {}, signers,
+                         uncounted=lambda: by_commit(cwd, commits, env, signed_only=False) if commits else {})
     claimed = by_commit(cwd, commits, env, signed_only=False)
     if not signers:
         return Approvals(ambient, claimed, signers)

@@ -11,7 +11,7 @@ import os
 
 from gitmemfs.core import approval, constraints, git, rules
 from gitmemfs.core import layout as layouts
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import, and this runs in every commit
@@ -56,6 +56,7 @@ class Report:
         self.files = files
         self.commits = commits
         self.notes: list[str] = []  # shown after the problems, when there are any
+        self.rev: str | None = None  # the commit a --tree check judged
 
     @property
     def ok(self) -> bool:
@@ -64,9 +65,28 @@ class Report:
     def lines(self) -> list[str]:
         return [str(p) for p in self.problems] + (self.notes if self.problems else [])
 
+    def annotations(self) -> list[str]:
+        """The problems as GitHub Actions workflow commands, one line each: the path and
+        the message are escaped (a file name is agent text), so none can start a command."""
+        out = []
+        for p in self.problems:
+            # A core-budget or ref problem names no file of the tree.
+            file = "" if p.path.startswith(("(", "refs/")) else f"file={_escape(p.path, True)},line=1,"
+            out.append(f"::error {file}title=git memory check::{_escape(str(p), False)}")
+        return out + (self.notes if self.problems else [])
+
     def as_dict(self) -> dict[str, object]:
-        return {"ok": self.ok, "mode": self.mode, "files": self.files, "commits": self.commits,
-                "problems": [p.as_dict() for p in self.problems]}
+        out: dict[str, object] = {"ok": self.ok, "mode": self.mode, "files": self.files,
+                                  "commits": self.commits, "problems": [p.as_dict() for p in self.problems]}
+        if self.rev is not None:
+            out["rev"] = self.rev
+        return out
+
+
+def _escape(text: str, prop: bool) -> str:
+    """GitHub's workflow-command escaping: %, CR, LF always; `:` and `,` in a property."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return text.replace(":", "%3A").replace(",", "%2C") if prop else text
 
 
 class Context:
@@ -578,6 +598,21 @@ def tree(cwd: str, rev: str = "HEAD", scope: str | None = None, env: dict[str, s
     return Report("all", problems, len(entries))
 
 
+def committed_tree(cwd: str, rev: str = "HEAD", env: dict[str, str] | None = None) -> Report:
+    """`check --tree REV`: one commit's tree alone (no index, no work tree), every
+    problem of every file, as Letta's constraints audit judges a revision."""
+    res = git.run(["rev-parse", "-q", "--verify", "--end-of-options", rev + "^{commit}"],
+                  cwd=cwd, env=env, check=False)
+    if res.code != 0:
+        raise MemfsError(f"git memory check --tree: {rev!r} is not a commit here; name one, e.g. HEAD or "
+                         "origin/main")
+    sha = res.out.strip()
+    report = tree(cwd, sha, env=env)
+    report.mode = "tree"
+    report.rev = sha
+    return report
+
+
 def _gitlinks(raw: bytes) -> list[str]:
     return [item.split(b"\t", 1)[1].decode("utf-8", "replace") for item in raw.split(b"\0")
             if item.startswith(SUBMODULE.encode() + b" commit ")]
@@ -652,7 +687,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                      cwd=cwd, env=env, check=False)
     if listed.code != 0:
         shown = spec if isinstance(spec, str) else " ".join(revs)
-        raise MemfsError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
+        raise UsageError(f"git memory check: bad revision range {shown!r}; use e.g. origin/main..HEAD")
     lines = [ln.split() for ln in listed.out.splitlines() if ln.strip()]
     if not lines:
         return Report("range", [], 0, 0)
@@ -694,7 +729,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     # What people approved in these commits (pushed() grants it to the tip-to-tip check,
     # whose changes each commit already answered for).
     report.approvals = granted.any() if granted is not None else fixed  # type: ignore[attr-defined]
-    report.notes = granted.notes() if granted is not None else []
+    report.notes = granted.notes() if granted is not None and report.problems else []
     return report
 
 
@@ -708,12 +743,17 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     the new tip cannot have dropped or altered a read_only file of the old one.
     A move that is not a fast-forward must be a verified redaction (gate/redaction.py),
     judged from the old tip's redacted twin; another rewrite of main is refused unless
-    `memory.allowRewrite` is true. Deleted refs and non-commit objects are not checked.
+    `memory.allowRewrite` is true. Deleting or re-creating a memory branch is such a
+    rewrite too (gate/branches.py). Non-commit objects are not checked.
     """
     news = []
     moves = []
     refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
                if ref.startswith("refs/replace/") and new not in ZERO]
+    # The memory's branches: deleting or re-creating one is a rewrite (gate/branches.py).
+    from gitmemfs.gate import branches, redaction
+    guard = branches.Guard(cwd, updates, env)
+    refused += guard.problems
     for old, new, ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
@@ -723,8 +763,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     if not news:
         return Report("push", refused, 0, 0)
     # Only a verified redaction rewrites history; it is judged from the old tip's twin.
-    from gitmemfs.gate import redaction
-    judged, twins, rewrites = redaction.judge_moves(cwd, moves, env)
+    judged, twins, rewrites = redaction.judge_moves(cwd, moves + guard.moves, env, protected=guard.protected,
+                                                    approved=guard.approved)
     refused += rewrites
     # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
     # trailers where the memory has allowed signers, never the pusher's environment then.

@@ -2,11 +2,9 @@
 
 Installed hooks run the interpreter running this code (`sys.executable`) on
 `gitmemfs.hookmain`, with our lib/ put on the path, so they work from a checkout
-as well as from an installed package. A gate (pre-commit, pre-merge-commit,
-pre-receive, update) is a Python script with that interpreter on its `#!` line,
-which git starts directly; post-commit, and a gate whose paths a `#!` line cannot
-hold, is a thin shell script that execs it. Each carries a marker line so we
-know our own. They go where git looks (`git rev-parse
+as well as from an installed package. Each is a thin shell script that execs it
+(and says what to do when that interpreter or library is gone), with a marker
+line so we know our own. They go where git looks (`git rev-parse
 --git-path hooks`: honours core.hooksPath, shared by linked worktrees).
 
 A hook that is not ours is never overwritten silently. Without --force we refuse
@@ -110,55 +108,29 @@ def _search_path() -> tuple[str, str]:
     return "-I -S", LIB if site == LIB else f"{LIB}:{site}"
 
 
-# What a path must be made of to be written into a `#!` line and a Python string as is.
-_PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+@%,:=-]+")
-# Linux reads at most this much of a `#!` line (older kernels: 127 bytes).
-_SHEBANG_MAX = 127
-
-
-def script(name: str, *, direct: bool = True) -> str:
-    """The hook `name`, running this interpreter on gitmemfs.hookmain; a gate is a
-    Python script itself when it can be (`direct`), else a shell script."""
+def script(name: str) -> str:
+    """The hook `name`: a few lines of sh that run this interpreter on gitmemfs.hookmain.
+    The shell costs about a millisecond a commit; a Python script git starts directly
+    saved that, but when its interpreter is gone (a deleted venv) git can only say
+    "cannot run .git/hooks/pre-commit", and every commit fails with no way forward."""
     python = sys.executable
     if not python:
         raise EnvironmentProblem("hooks: cannot tell which Python runs git-memfs (sys.executable is empty)")
     flags, paths = _search_path()
-    if direct and name in GATES and name not in _SHORTCUTS:
-        script = _python_script(name, python, flags, paths)
-        if script is not None:
-            return script
     missing = 1 if name in GATES else 0  # a gate fails closed; post-commit never fails a commit
+    outcome = "refused the commit" if name in GATES else "did nothing"
     return f"""#!/bin/sh
 # {MARKER} installed ({name}). Written by `git memory hooks install`: reinstall rather
 # than edit. Your own {name} logic goes in {name}{LOCAL_SUFFIX}, which runs after ours.
 {_SHORTCUTS.get(name, "")}py={shlex.quote(python)}
 lib={shlex.quote(paths)}
-if [ ! -x "$py" ]; then
-    echo "git-memfs: $py is gone; run git memory hooks install again ({name} hook)" >&2
+if [ ! -x "$py" ] || [ ! -d "${{lib%%:*}}/gitmemfs" ]; then
+    echo "error: git-memfs {name} hook {outcome}: the git-memfs that installed it is gone ($py," \\
+        "${{lib%%:*}}); install git-memfs again, then run git memory hooks install in this repository" \\
+        "(or git memory hooks install from wherever git-memfs is installed now)" >&2
     exit {missing}
 fi
 exec "$py" {flags} -c {shlex.quote(BOOT)} "$lib" {name} "$0" "$@"
-"""
-
-
-def _python_script(name: str, python: str, flags: str, paths: str) -> str | None:
-    """A gate as a Python script that git starts directly: no shell in between, which
-    is ~1.5 ms of every commit. Only for plain paths that fit a `#!` line; else None
-    (the shell script). Without a shell there is no friendly line when the interpreter
-    is gone: git says it cannot run the hook and refuses the commit, which still fails
-    closed, and `git memory hooks status` names the missing interpreter."""
-    shebang = f"#!{python} {flags.replace(' -', '')}"
-    if len(shebang) > _SHEBANG_MAX or not all(_PLAIN_PATH.fullmatch(p) for p in (python, paths)):
-        return None
-    return f"""{shebang}
-# {MARKER} installed ({name}). Written by `git memory hooks install`: reinstall rather
-# than edit. Your own {name} logic goes in {name}{LOCAL_SUFFIX}, which runs after ours.
-# (A Python script that git starts directly, without a shell.)
-py='{python}'
-lib='{paths}'
-import gc; gc.disable()  # it lives for milliseconds: collecting is wasted work
-import sys; first, *site = lib.split(':'); sys.path[:0] = [first] if first else []; sys.path += site
-from gitmemfs.hookmain import run; run([{name!r}, sys.argv[0], *sys.argv[1:]])
 """
 
 

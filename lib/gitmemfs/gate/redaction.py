@@ -20,7 +20,7 @@ from gitmemfs.core import git, rules
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Iterable, Sequence
+    from typing import Collection, Iterable, Sequence
 
 REPLACEMENT = b"[REDACTED]"
 OP = "Memory-Op: redact"
@@ -287,19 +287,23 @@ def signed_as_required(cwd: str, record: str, env: dict[str, str] | None = None)
     return not approved.signers_configured(cwd, env) or record in approved.verified(cwd, [record], env)
 
 
-def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str] | None = None
+def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str] | None = None, *,
+                protected: Collection[str] = (MAIN,), approved: Collection[str] = (),
                 ) -> tuple[list[tuple[str, str]], list[str], list[rules.Problem]]:
     """For the server gate: each moved ref `(old, new, ref)` as the tip-to-tip check
     should see it. A fast-forward stays as it is; a verified redaction is judged from
     the old tip's redacted twin (what the redaction itself changed is not the pusher's
     edit, and the twins are not new work: they are left out of the per-commit check,
-    returned as `exclude`); any other rewrite of main is refused unless the server
-    allows rewrites."""
+    returned as `exclude`); any other rewrite of a `protected` ref (the memory's
+    branches, gate/branches.py) is refused unless the server allows rewrites. A move a
+    person `approved` (a signed push) is theirs: neither refused nor judged tip to tip."""
     out: list[tuple[str, str]] = []
     exclude: list[str] = []
     problems: list[rules.Problem] = []
     allowed: bool | None = None
     for old, new, ref in moves:
+        if ref in approved:
+            continue
         if git.run(["merge-base", "--is-ancestor", old, new], cwd=cwd, env=env, check=False).code == 0:
             out.append((old, new))
             continue
@@ -311,7 +315,7 @@ def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str]
             out.append((found.image, new))
             exclude.append(found.image)
             continue
-        if ref == MAIN:
+        if ref in protected:
             if allowed is None:
                 res = git.run(["config", "--type=bool", "--get", ALLOW], cwd=cwd, env=env, check=False)
                 allowed = res.code == 0 and res.out.strip() == "true"

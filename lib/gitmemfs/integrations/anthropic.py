@@ -18,7 +18,7 @@ that walk the folder (a backup, a sync, `grep -r`, the SDK's own tests) skip a l
 folder, so they meet only the memory files. A memory made with a `.git` folder inside
 keeps it. Files changed beside the tool are committed first as an "outside change"
 (`adopt=False` refuses them instead). The SDK is an optional extra:
-`pip install 'git-memfs[anthropic]'`.
+`pip install '.[anthropic]'` in a checkout.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ try:
     from anyio import Path as AsyncPath
 except ImportError as exc:  # the optional extra is not installed
     raise ImportError("gitmemfs.integrations.anthropic needs the Anthropic Python SDK; install it with "
-                      "pip install 'git-memfs[anthropic]'") from exc
+                      "pip install '.[anthropic]' in your git-memfs checkout") from exc
 
 from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError

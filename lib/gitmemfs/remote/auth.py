@@ -163,9 +163,23 @@ def has_password(url: str) -> bool:
         return False
 
 
+def absolute_local(url: str) -> str:
+    """A local path (no scheme, and no `host:` before the first slash: git's own rule)
+    made absolute from the directory the person typed it in, as `git clone` records
+    it; anything else unchanged. Our git runs elsewhere (the clone's parent, the git
+    directory), where a relative path names another place."""
+    if "://" in url:
+        return url
+    colon, slash = url.find(":"), url.find("/")
+    if colon >= 0 and (slash < 0 or colon < slash):
+        return url  # host:path, scp-like ssh
+    return os.path.abspath(url)
+
+
 def check_url(url: str) -> str:
     """Refuse URLs we must not hand to git: empty, option-like, control characters,
-    or carrying a password (git would store it in .git/config)."""
+    or carrying a password (git would store it in .git/config). A local path comes
+    back absolute."""
     url = (url or "").strip()
     if not url:
         raise UsageError("the remote URL is empty")
@@ -184,4 +198,4 @@ def check_url(url: str) -> str:
         if parts.password is not None or has_password(url):
             raise UsageError(f"the URL {redact.redact(url)} carries a password; remove it and put the token in "
                              f"${TOKEN_VAR} instead, so it never lands in .git/config")
-    return url
+    return absolute_local(url)

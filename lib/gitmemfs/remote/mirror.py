@@ -37,7 +37,8 @@ LOCK_NAME = "memory-mirror.lock"
 LOG_MAX = 256 * 1024   # past this, the log is cut back to its newest LOG_KEEP bytes
 LOG_KEEP = 64 * 1024
 REMOTE = "git-memfs-mirror"  # the throwaway remote name the URL is given under
-_HEADER = re.compile(r"^--- (\S+) (\S+) on (\S+) ---$")
+# An entry's first line: time, commit, branch, and (since 0.4) the URL pushed to.
+_HEADER = re.compile(r"^--- (\S+) (\S+) on (\S+)(?: to (.+))? ---$")
 _EXIT = re.compile(r"^exit=(\d+)$")
 
 
@@ -104,6 +105,7 @@ def background_push(common_dir: str) -> int:
     """The detached child: push main, log the outcome, leave nothing running."""
     import signal
 
+    url = None
     try:
         cfg = _config(common_dir)
         url, _ = _url(cfg)
@@ -111,7 +113,8 @@ def background_push(common_dir: str) -> int:
             catch_up_push(common_dir, url, BRANCH, _timeout(cfg))
     except Exception as exc:  # noqa: BLE001 - nobody is watching: the log is the only witness
         try:
-            _append(common_dir, f"\n--- {_now()} (none) on {BRANCH} ---\nerror: {exc}\nexit=1\n")
+            where = f" to {show_url(url)}" if url else ""
+            _append(common_dir, f"\n--- {_now()} (none) on {BRANCH}{where} ---\nerror: {exc}\nexit=1\n")
         except OSError:
             pass
     finally:
@@ -177,11 +180,11 @@ def push_logged(common_dir: str, url: str, branch: str, timeout: float,
 def _push_locked(common_dir: str, url: str, branch: str, timeout: float, note: str = "") -> tuple[int, str]:
     refused = _refuse_password(url)
     if refused:
-        _append(common_dir, f"\n--- {_now()} (none) on {branch} ---\nerror: {refused}\nexit=1\n")
+        _append(common_dir, f"\n--- {_now()} (none) on {branch} to {show_url(url)} ---\nerror: {refused}\nexit=1\n")
         return 1, refused
     sha = git.run(["--git-dir", common_dir, "rev-parse", "-q", "--verify", f"refs/heads/{branch}"],
                   cwd=common_dir, check=False, scrub=True).out.strip()
-    _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} ---\n{note}")
+    _append(common_dir, f"\n--- {_now()} {sha[:7] or '(none)'} on {branch} to {show_url(url)} ---\n{note}")
     code, output = _push(common_dir, url, branch, timeout,
                          notify=lambda line: _append(common_dir, line + "\n"))
     _append(common_dir, (output + "\n" if output else "") + f"exit={code}\n")
@@ -192,14 +195,15 @@ def _push(common_dir: str, url: str, branch: str, timeout: float,
           notify: Callable[[str], None] | None = None) -> tuple[int, str]:
     """git push, with the retry loop clone and sync use (remote.network): a transient
     failure (502/520, a reset, a timeout) is tried again, up to network.TRIES times."""
+    from gitmemfs.core import gitnet  # sh: only the push pays for it, never the commit's hook
     from gitmemfs.remote import network
 
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
     config = [(f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
     for attempt in range(1, network.TRIES + 1):
         try:
-            res = git.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
-                          session=True, env=git.ssh_default(common_dir))
+            res = gitnet.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
+                             env=git.ssh_default(common_dir))
         except git.GitError as exc:
             err = exc
             code, text = 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))
@@ -265,7 +269,7 @@ def entries(text: str) -> list[dict[str, Any]]:
         head = _HEADER.match(line)
         if head:
             found.append({"time": head.group(1), "commit": head.group(2), "branch": head.group(3),
-                          "exit": None, "ok": None, "output": ""})
+                          "url": head.group(4), "exit": None, "ok": None, "output": ""})
             continue
         if not found or found[-1]["exit"] is not None:
             continue
@@ -282,11 +286,14 @@ def entries(text: str) -> list[dict[str, Any]]:
 
 def status(repo: Repo) -> dict[str, Any]:
     """What `git memory status` and `mirror status` show: url (redacted), where it is
-    configured, and the last push (None before the first one)."""
+    configured, and the last push to that URL (None before the first one: a push
+    to a URL set before is no news about this one; an entry that names no URL is
+    from before the log named them)."""
     cfg = _config(repo.common_dir)
     url, key = _url(cfg)
     log = entries(read_log(repo.common_dir))
-    last = log[-1] if log else None
+    mine = [entry for entry in log if entry["url"] in (None, show_url(url))]
+    last = mine[-1] if mine else None
     if last is not None:
         last = {**last, "running": last["exit"] is None and _push_running(repo.common_dir)}
     return {"url": show_url(url), "key": key, "branch": BRANCH, "timeout": _timeout(cfg),
@@ -317,10 +324,13 @@ def _refuse_password(url: str) -> str | None:
 
 
 def set_url(repo: Repo, url: str) -> str:
+    from gitmemfs.remote.auth import absolute_local
+
     url = url.strip()
     if not url or any(ch.isspace() for ch in url) or url.startswith("-"):
         raise MemfsError(f"mirror: {url!r} is not a git URL; give e.g. git@github.com:you/memory.git "
                          "or https://github.com/you/memory.git")
+    url = absolute_local(url)  # pushes run in the git directory, not where it was typed
     refused = _refuse_password(url)
     if refused:
         raise MemfsError(f"mirror: {refused}")

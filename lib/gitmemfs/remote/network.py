@@ -12,7 +12,7 @@ import re
 import time
 from typing import Callable, NamedTuple, Sequence
 
-from gitmemfs.core import git
+from gitmemfs.core import git, gitnet
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.redact import redact
@@ -33,10 +33,11 @@ _HOST = re.compile(r"could not resolve host|could not resolve hostname|name or s
 _CONNECT = re.compile(r"failed to connect|couldn't connect|connection refused|no route to host", re.I)
 _BAD_URL = re.compile(r"unsupported protocol|url using bad/illegal format|protocol '[^']*' is not supported|"
                       r"transport '[^']*' not allowed|unable to find remote helper|malformed", re.I)
-# What a server says reaches us as `remote: ` lines (git's sideband); terminal control
-# sequences in them are the server's, not ours to replay on a user's terminal.
+# What a server says reaches us as `remote: ` lines (git's sideband), `error:` and
+# `fatal:` lines and push refusals; terminal control sequences in any of them are the
+# server's, not ours to replay on a user's terminal (C1 included: \x9b is a CSI).
 _REMOTE = re.compile(r"^remote: ?(.*)$")
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 REMOTE_LINES_MAX = 20
 REMOTE_LINE_CHARS = 300
 _TRANSIENT = re.compile(r"rpc failed|remote end hung up|connection reset|empty reply from server|timed out|"
@@ -82,12 +83,18 @@ def remote_lines(stderr: str) -> list[str]:
         match = _REMOTE.match(raw)
         if not match:
             continue
-        line = _CONTROL.sub("", match.group(1)).strip()
+        line = scrub(match.group(1)).strip()
         if line:
             found.append(redact(line)[:REMOTE_LINE_CHARS])
     if len(found) > REMOTE_LINES_MAX:
         found = found[:REMOTE_LINES_MAX - 1] + [f"(and {len(found) - REMOTE_LINES_MAX + 1} more lines)"]
     return found
+
+
+def scrub(text: str) -> str:
+    """Git's or the server's text without terminal controls (newlines and tabs kept):
+    every line of theirs we report passes through here."""
+    return _CONTROL.sub("", text)
 
 
 class RemoteError(MemfsError):
@@ -122,7 +129,7 @@ def explain(label: str, url: str, err: GitError, failure: Failure, auth: Auth, *
     elif kind == "transient":
         text = f"{where} kept failing after {tries} tries ({_detail(err)}); try again later"
     else:
-        text = str(err)
+        text = scrub(str(err))
     said = remote_lines(err.stderr)
     if said:
         text += "; the server said: " + " | ".join(said)
@@ -133,7 +140,7 @@ def _detail(err: GitError) -> str:
     if err.timed_out:
         return str(err)
     lines = [ln.strip() for ln in err.stderr.splitlines() if ln.strip().startswith(("fatal:", "error:"))]
-    return (lines[0] if lines else str(err))[:300]
+    return scrub(lines[0] if lines else str(err))[:300]
 
 
 def stall_config(timeout: float | None) -> list[tuple[str, str]]:
@@ -173,9 +180,9 @@ class Network:
         for attempt in range(1, self.tries + 1):
             try:
                 with Waiting(label, self.notify if self._notify_set else None):
-                    # in a session of its own: a timeout ends git's helpers too
-                    res = git.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
-                                  check=False, session=True)
+                    # through sh, in a session of its own: a timeout ends git's helpers too
+                    res = gitnet.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
+                                     check=False)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

@@ -21,6 +21,7 @@ try to merge the old history into the redacted one.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 
@@ -33,40 +34,117 @@ from gitmemfs.gate import redaction
 
 REPLACEMENT = redaction.REPLACEMENT
 _HEX = re.compile(rb"\b[0-9a-f]{7,40}\b")
+NUL = b"\0"
 FOLLOWED = "memory-redactions-followed"  # records this clone moved onto, one per line
 _SIGNATURE = re.compile(rb"^-----BEGIN [A-Z ]*SIGNATURE-----$", re.M)
 
 
-def follow(repo: Repo, tracking: str | None) -> str | None:
+def follow(repo: Repo, tracking: str | None, before: str | None = None) -> str | None:
     """Move onto the redacted history when the fetched `tracking` ref calls for it;
-    the line that says so, or None when nothing had to move."""
+    the line that says so, or None when nothing had to move. `before`: where the
+    tracking ref stood before this fetch.
+
+    Only a real rewrite is followed (issue 34, attack 2): commits the remote had, as
+    this clone saw it (`before`, and the tracking ref's reflog), that it no longer has.
+    The record must verify (signed by an allowed signer, where this clone lists them),
+    and the clone's own commits lose only what the record names (its salted hashes)."""
     if not tracking or not repo.has_head():
         return None
     remote = repo.git("rev-parse", "-q", "--verify", f"{tracking}^{{commit}}", check=False).out.strip()
     if not remote or repo.git("merge-base", "--is-ancestor", "HEAD", remote, check=False).code == 0:
         return None  # nothing local the remote lacks, or the remote simply moved on
-    listed = repo.git("log", "--format=%H%x00%(trailers:key=Memory-Op,valueonly,separator=%x2C)",
-                      remote, "--not", "HEAD", "--").out
-    records = [line.split("\0")[0] for line in listed.splitlines()
-               if "redact" in line.partition("\0")[2].replace(" ", "").split(",")]
+    olds = _dropped(repo, tracking, before, remote)
+    if not olds:
+        return None  # the remote dropped nothing it had: a fast-forward, whatever it says
     followed = _followed(repo)
-    for record in records:
+    for record in records(repo, remote, "--not", "HEAD"):
         found = redaction.record_of(repo.root, record)
         if found is None or record in followed:
             continue
-        olds = repo.git("rev-list", "HEAD", "--not", remote, "--").out.split()
         pairs = redaction.candidates(repo.root, found, olds, ["HEAD"])
         if not pairs:
             continue  # none of our commits was rewritten by it (already moved, or it took nothing of ours)
         _ready(repo, record)
+        if not redaction.signed_as_required(repo.root, record):
+            raise MemfsError(f"git memory sync: the remote's history was rewritten by a redaction ({record[:7]}) "
+                             "whose record is not signed by a key in gpg.ssh.allowedSignersFile, so this clone "
+                             "does not follow it; nothing was changed. Ask whoever redacted to sign the record "
+                             "(commit.gpgSign), or look at the remote's history before trusting it")
         for old, twin in pairs[:redaction.ATTEMPTS]:
             pairing = redaction.pair(repo.root, old, twin, learn=True)
             if pairing is not None:
+                named_by(pairing, found)
                 return _move(repo, pairing, remote, record)
         raise MemfsError(f"git memory sync: the remote's history was rewritten by a redaction "
                          f"({record[:7]}) that this clone can't pair with its own; nothing was changed. "
                          "Clone the memory again (copy out any local work first)")
     return None
+
+
+def records(repo: Repo, *revs: str) -> list[str]:
+    """The commits of `revs` (rev-list arguments) whose message says `Memory-Op: redact`."""
+    listed = repo.git("log", "--format=%H%x00%(trailers:key=Memory-Op,valueonly,separator=%x2C)", *revs, "--").out
+    return [line.split("\0")[0] for line in listed.splitlines()
+            if "redact" in line.partition("\0")[2].replace(" ", "").split(",")]
+
+
+def record_on(repo: Repo) -> str | None:
+    """The newest redaction record on the branch's first parents (HEAD, or under it)."""
+    for sha in records(repo, "--first-parent", "-n", "200", "HEAD"):
+        if redaction.record_of(repo.root, sha) is not None:
+            return sha
+    return None
+
+
+def unsent(repo: Repo, tracking: str | None) -> str | None:
+    """The record of this clone's own redaction when the remote still has the history
+    it rewrote (redacted here, not pushed yet): sync must not merge the two."""
+    remote = repo.git("rev-parse", "-q", "--verify", f"{tracking}^{{commit}}", check=False).out.strip() \
+        if tracking else ""
+    record = record_on(repo) if remote else None
+    if not record or repo.git("merge-base", "--is-ancestor", record, remote, check=False).code == 0:
+        return None
+    olds = repo.git("rev-list", remote, "--not", "HEAD", "--").out.split()
+    return record if olds and redaction.follow(repo.root, record, olds, [remote]) is not None else None
+
+
+def _dropped(repo: Repo, tracking: str, before: str | None, remote: str) -> list[str]:
+    """The commits the remote had, as this clone last saw it, that it no longer has
+    (newest first): never a commit only this clone made."""
+    seen: list[str] = []
+    try:  # every value the tracking ref had, old and new (a `git fetch` of the person's counts too)
+        with open(os.path.join(repo.common_dir, "logs", tracking), encoding="ascii", errors="replace") as fh:
+            for line in fh.readlines()[-200:]:
+                seen += line.split(" ", 2)[:2]
+    except OSError:
+        pass
+    tips = [t for t in dict.fromkeys([before or "", *reversed(seen)]) if t.strip("0") and t != remote]
+    tips = [t for t in tips if repo.git("cat-file", "-e", f"{t}^{{commit}}", check=False).code == 0]
+    if not tips:
+        return []
+    return repo.git("rev-list", *tips, "--not", remote, "--").out.split()
+
+
+def named_by(pairing: redaction.Pairing, record: redaction.Commit) -> None:
+    """Keep of what the pairing learned only what the record names (salted SHA-256 of
+    each string and path, admin/redact.py): the clone's own commits lose that, and
+    nothing else."""
+    named: dict[str, set[str]] = {"text": set(), "path": set()}
+    for line in record.message.decode("utf-8", "replace").splitlines():
+        key, _, value = line.partition(":")
+        kind, _, hashed = value.strip().partition(" ")
+        algo, _, rest = hashed.partition(":")
+        salt, _, digest = rest.partition(":")
+        if key.strip() == "Memory-Redacted" and kind in named and algo == "sha256" and salt and digest:
+            named[kind].add(f"{salt}:{digest}")
+
+    def listed(kind: str, value: bytes) -> bool:
+        salts = {n.split(":", 1)[0] for n in named[kind]}
+        return any(salt + ":" + hashlib.sha256(salt.encode() + NUL + value).hexdigest() in named[kind]
+                   for salt in salts)
+
+    pairing.spans = {span for span in pairing.spans if listed("text", span)}
+    pairing.removed = {path for path in pairing.removed if listed("path", path.encode("utf-8", "surrogateescape"))}
 
 
 def _followed(repo: Repo) -> set[str]:
@@ -87,7 +165,7 @@ def _ready(repo: Repo, record: str) -> None:
 
 
 
-class _Rewriter:
+class Rewriter:
     """The clone's own objects, redacted as the pairing says."""
 
     def __init__(self, repo: Repo, pairing: redaction.Pairing, reader: BlobReader):
@@ -188,7 +266,7 @@ def _move(repo: Repo, pairing: redaction.Pairing, remote: str, record: str) -> s
                    "--not", pairing.old, remote, "--").out.split()
     mine = int(repo.git("rev-list", "--count", "HEAD", "--not", pairing.old, remote, "--").out.strip())
     with BlobReader(repo.root) as reader:
-        rewriter = _Rewriter(repo, pairing, reader)
+        rewriter = Rewriter(repo, pairing, reader)
         for sha in own:
             rewriter.commit(sha)
         updates = []

@@ -15,7 +15,8 @@ Many agents share one server: a push refused because the remote moved meanwhile
 exponential backoff, until it lands or the deadline passes (memory.syncDeadline,
 60 s by default): fetch, replay on the new tip, check, push. Every refusal
 carries the server's own `remote:` lines. A history that shares no commit with
-the remote's is never pushed: that would split one memory in two.
+the remote's is never pushed as it is (that would split one memory in two): its
+commits are replayed onto the remote's, or, when they conflict, left as they were.
 """
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.gate import check
 from gitmemfs.remote import auth as authmod
 from gitmemfs.remote.backoff import Backoff
-from gitmemfs.remote.network import Network, RemoteError, remote_lines
+from gitmemfs.remote.network import Network, RemoteError, remote_lines, scrub
 
 Notify = Callable[[str], None]
 SYNC_RECORD = "memory-sync.json"
@@ -168,6 +169,7 @@ class _Sync:
         self.rebased = False                  # HEAD is the local commits rebased onto the remote
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
         self.moved: str | None = None         # the line saying sync moved onto a redacted history
+        self.joined = False                   # a history unrelated to the remote's was replayed onto it
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -209,12 +211,13 @@ class _Sync:
         self.net = Network(self.up.url, creds, notify=self.notify)
         if self.backoff.busy and not dirty and counts(repo, self.up.tracking)[0]:
             time.sleep(self.backoff.first())   # others pushed lately: do not all fetch at once
+        before = self.tracking_sha()
         failed = self.fetch()
         if failed is not None:
             return failed
         from gitmemfs.remote import redaction_sync  # status imports this module; it needs none of that
 
-        self.moved = redaction_sync.follow(repo, self.up.tracking)  # the remote redacted its history
+        self.moved = redaction_sync.follow(repo, self.up.tracking, before)  # the remote redacted its history
         if self.moved:
             head, branch, dirty = writer.status(repo)
         if dirty:
@@ -233,9 +236,13 @@ class _Sync:
             return self.result(PULLED, f"Pulled {behind} commit(s) from {self.up.name} (fast-forward).",
                                pulled=behind)
         assert head is not None
-        refused = self.unrelated()
+        refused = self.unrelated() or (self.unsent() if behind else None)
         if refused is not None:
             return refused
+        if self.joined and counts(repo, self.up.tracking)[0] == 0:  # it only held what the remote has
+            return self.result(PULLED, f"This history shared no commit with {self.up.name}, and every local "
+                                       f"commit was already there: now on {self.up.name} (the old head is kept "
+                                       f"at {self.backup}).", pulled=behind)
         if behind:  # the remote moved: bring the local commits onto it before pushing
             failed = self.integrate(head)
             if failed is not None:
@@ -243,27 +250,75 @@ class _Sync:
         return self.push(head)
 
     def unrelated(self) -> SyncResult | None:
-        """Refuse a history that shares no commit with the remote's: pushed, it would
-        make a second memory beside the first (a clone that missed the server's
-        branch, an init made in the wrong place)."""
+        """A history that shares no commit with the remote's would, pushed, make a
+        second memory beside the first (an init made before the server had one, a
+        clone that missed the server's branch): replay it onto the remote's branch,
+        or, when the branch is new there and another memory holds the remote, refuse."""
         assert self.up is not None
         tip = self.tracking_sha()
         if tip is not None:
             if self.repo.git("merge-base", "HEAD", tip, check=False).code == 0:
                 return None
-            theirs = [self.up.name]
-        else:  # the branch is new on the remote: fine, unless the remote holds another memory
-            theirs = self.remote_branches()
-            refs = [f"refs/remotes/{self.up.remote}/{name}" for name in theirs]
-            if not refs or any(self.repo.git("merge-base", "HEAD", ref, check=False).code == 0 for ref in refs):
-                return None
-            theirs = [f"{self.up.remote}/{name}" for name in theirs]
+            return self.replay_unrelated(tip)
+        # The branch is new on the remote: fine, unless the remote holds another memory.
+        theirs = self.remote_branches()
+        refs = [f"refs/remotes/{self.up.remote}/{name}" for name in theirs]
+        if not refs or any(self.repo.git("merge-base", "HEAD", ref, check=False).code == 0 for ref in refs):
+            return None
+        theirs = [f"{self.up.remote}/{name}" for name in theirs]
         shown = ", ".join(theirs[:10])
         return self.result(UNRELATED, f"Refusing to push: {self.branch} shares no commit with {shown} on "
                                       f"{redact(self.up.url)}, so pushing it would split the memory in two. "
                                       "Clone the server's memory (git memory clone URL --branch NAME) and "
                                       "make the edits there; to publish this history as a separate branch "
                                       f"anyway, git push -u {self.up.remote} {self.branch}.")
+
+    def unsent(self) -> SyncResult | None:
+        """This clone redacted its history and the remote still has the old one: that is
+        no conflict to merge, but a push only `redact --push` makes (issue 39)."""
+        from gitmemfs.remote import redaction_sync
+
+        assert self.up is not None
+        record = redaction_sync.unsent(self.repo, self.up.tracking)
+        if record is None:
+            return None
+        return self.result(PUSH_FAILED, f"Not synced: {self.up.name} still has the history your redaction "
+                                        f"({record[:7]}) rewrote; send it with git memory redact --push (the one "
+                                        "push that replaces history). Nothing was changed.",
+                           error="redaction not pushed")
+
+    def replay_unrelated(self, tip: str) -> SyncResult | None:
+        """A memory started here before the remote had its own: replay the local
+        commits onto the remote's history (the old head kept under refs/memory/backup/),
+        checked and pushed as any rebase is. A commit the remote already holds (the
+        same `git memory init` files) becomes empty and is dropped. Only a conflict,
+        or merges a replay would flatten, leaves it to a person, with what to run."""
+        assert self.up is not None
+        repo = self.repo
+        count = repo.git("rev-list", "--count", "HEAD").out.strip()
+        by_hand = (f"Resolve by hand: git rebase --root --onto {self.up.name}, fix the files, git add them, "
+                   "git rebase --continue, then git memory sync")
+        shared = f"{self.branch} shares no commit with {self.up.name} on {redact(self.up.url)}"
+        if repo.git("rev-list", "--count", "--merges", "HEAD").out.strip() != "0":
+            return self.result(UNRELATED, f"Cannot sync: {shared}, and its history holds merges, which a "
+                                          f"replay onto it would flatten. Nothing was changed. {by_hand} (or "
+                                          f"git rebase --rebase-merges --root --onto {self.up.name}).")
+        if self.backup is None:
+            self.backup = backup_ref(repo, repo.git("rev-parse", "HEAD").out.strip())
+        author = repo.author()
+        res = repo.git(*(author.config() if author else []), "-c", "rebase.autoStash=false",
+                       "-c", "rebase.updateRefs=false", "rebase", "-q", "--no-verify", "--empty=drop",
+                       "--root", "--onto", tip, check=False)
+        if res.code != 0:
+            conflicts = conflicted_paths(repo)
+            if writer.operation_in_progress(repo):
+                repo.git("rebase", "--abort", check=False)
+            listed = ", ".join(conflicts[:10]) if conflicts else "(git: " + redact(res.err.strip()[:300]) + ")"
+            return self.result(UNRELATED, f"Cannot sync: {shared}, and replaying its {count} commit(s) onto it "
+                                          f"conflicts in {listed}. Nothing was changed (your head is also kept "
+                                          f"at {self.backup}). {by_hand}.", conflicts=conflicts)
+        self.rebased, self.merge_commit, self.joined = True, None, True
+        return None
 
     def remote_branches(self) -> list[str]:
         assert self.up is not None
@@ -313,6 +368,8 @@ class _Sync:
         (jittered, growing), fetch, replay our commits on the new tip and try again,
         until it lands or the deadline passes. Never a force push."""
         assert self.up is not None and self.net is not None
+        longest = 0.0  # the longest round so far (fetch, replay, check, push): one more must fit
+        started = time.monotonic()
         while True:
             base = self.tracking_sha()
             refused = self.check_range(base)
@@ -336,8 +393,9 @@ class _Sync:
             if not _contended(rejected, said):
                 return self.refused(rejected, said)
             wait = self.backoff.refused()
+            longest = max(longest, time.monotonic() - started)
             left = self.deadline - (time.monotonic() - self.started)
-            if wait >= left:
+            if wait + longest >= left:  # another round would end past the deadline
                 return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the branch stayed busy for "
                                                 f"{self.deadline:g}s (other pushes kept landing or held its lock; "
                                                 f"{self.attempts} push(es) refused, last: {rejected}); your "
@@ -346,6 +404,7 @@ class _Sync:
                                                 "SECONDS)." + _said(said),
                                    error=f"rejected: {rejected}", remote_lines=said)
             time.sleep(wait)
+            started = time.monotonic()
             failed = self.fetch()
             if failed is not None:
                 return failed
@@ -369,7 +428,8 @@ class _Sync:
     def pushed_message(self, count: int) -> str:
         assert self.up is not None
         if self.rebased:
-            return (f"Rebased {count} local commit(s) onto {self.up.name} and pushed them "
+            joined = " (this history shared no commit with it)" if self.joined else ""
+            return (f"Rebased {count} local commit(s) onto {self.up.name}{joined} and pushed them "
                     f"(the old head is kept at {self.backup}).")
         if self.merge_commit:
             return (f"Merged the local commits with {self.up.name} ({self.merge_commit[:7]}: they include "
@@ -477,7 +537,7 @@ def _rejection(res: git.Result) -> str | None:
     for line in res.out.splitlines():
         parts = line.split("\t")
         if len(parts) >= 3 and parts[0] == "!":
-            summary = parts[2]
+            summary = scrub(parts[2])  # the server's own words, for a person's terminal
             if "(" in summary and summary.endswith(")"):
                 return summary[summary.index("(") + 1:-1]
             return summary.strip("[] ") or "rejected"

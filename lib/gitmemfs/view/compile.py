@@ -20,7 +20,7 @@ Our default output fixes upstream's bugs:
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.snapshot import REGULAR_MODES, DescriptionCache, Doc, FileEntry, Snapshot, is_hidden, read_doc
@@ -201,19 +201,27 @@ def _system_tree(out: Projection, items: Sequence[tuple[str, Doc]],
         if node is not root:
             node.payload = item
 
-    def walk(node: _TreeNode, depth: int) -> None:
-        pad = "  " * depth
-        for key in sorted(node.children, key=sort_key):
-            child = node.children[key]
-            owner = None if child.payload is None else child.payload.path
-            out.add(f"{pad}<{key}>", owner)
-            if child.payload is not None:
-                for line in payload(child.payload, pad):
-                    out.add(line, owner)
-            walk(child, depth + 1)
-            out.add(f"{pad}</{key}>", owner)
+    # Iterative (a stack of open elements): a tree of any depth cannot exhaust the stack.
+    def level(node: _TreeNode) -> Iterator[str]:
+        return iter(sorted(node.children, key=sort_key))
 
-    walk(root, 0)
+    stack: list[tuple[_TreeNode, Iterator[str], str | None, str | None]] = [(root, level(root), None, None)]
+    while stack:
+        node, keys, closing, closing_owner = stack[-1]
+        key = next(keys, None)
+        if key is None:
+            stack.pop()
+            if closing is not None:
+                out.add(closing, closing_owner)
+            continue
+        pad = "  " * (len(stack) - 1)
+        child = node.children[key]
+        owner = None if child.payload is None else child.payload.path
+        out.add(f"{pad}<{key}>", owner)
+        if child.payload is not None:
+            for line in payload(child.payload, pad):
+                out.add(line, owner)
+        stack.append((child, level(child), f"{pad}</{key}>", owner))
 
 
 def box_tree(paths: Sequence[str]) -> list[tuple[str, int]]:

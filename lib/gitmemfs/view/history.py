@@ -125,6 +125,12 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
     if since:
         if since.startswith("-") or "\n" in since:
             raise UsageError(f"log: --since takes a date such as '2 weeks ago' or 2026-01-31, got {since!r}")
+        # git log reads any word as "now" and lists nothing; git's careful date
+        # parser (the one behind expiry dates) says when it understood none of it.
+        if repo.git("config", "--type=expiry-date", "memory.since", config={"memory.since": since},
+                    check=False).code:
+            raise UsageError(f"log: --since takes a date such as '2 weeks ago' or 2026-01-31; "
+                             f"git cannot read {since!r} as one")
         args.append(f"--since={since}")
     if op:
         if not re.fullmatch(r"[A-Za-z_-]+", op):

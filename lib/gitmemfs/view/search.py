@@ -212,12 +212,16 @@ def search(repo: Repo, query: str, paths: Sequence[str] = (), *, regex: bool = F
 def pathspecs(paths: Iterable[str]) -> list[str]:
     """Literal pathspecs (a folder matches what is under it)."""
     out = []
-    for p in paths:
-        p = p.strip().strip("/")
-        if not p or p == ".":
-            continue
+    for given in paths:
+        p = given.strip().strip("/")
         if p.startswith(":") or "\0" in p or "\n" in p:
             raise UsageError(f"search: not a memory path: {p!r}")
+        if ".." in p.split("/") or given.startswith("/"):  # it would match nothing, silently
+            raise UsageError(f"search: {given!r} is outside the memory; paths start at the memory's top, "
+                             "e.g. system/ or notes/plans.md")
+        p = "/".join(part for part in p.split("/") if part not in ("", "."))  # ./reference/ is reference/
+        if not p:
+            continue
         out.append(f":(literal){p}")
     return out
 
@@ -313,11 +317,15 @@ def _ranked(repo: Repo, q: Query, tree: str, specs: list[str], where: str,
         index = searchindex.Index.open(repo)
         try:
             con = index.at(tree).con
-            con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
-            try:
-                return _rank_in(con, q, where, _prefixes(specs), pinned)
-            finally:
-                con.execute("COMMIT")
+            for check in (1, 2):
+                con.execute("BEGIN")  # one snapshot for the queries below, whatever writers do meanwhile
+                try:
+                    found = _rank_in(con, q, where, _prefixes(specs), pinned)
+                    if index.confirm([f.path for f in found[0]]) or check == 2:
+                        return found
+                finally:
+                    con.execute("COMMIT")
+                index.rebuild(tree)  # a row is not its blob's text: written behind our back
         except sqlite3.DatabaseError:
             index.discard()  # damaged while in use: built again once
             if attempt == 2:

@@ -15,6 +15,12 @@ concurrent readers and writers: WAL mode, and a tree change is one `BEGIN IMMEDI
 transaction that re-reads the recorded tree once it holds the lock. A damaged file is
 removed and built again; where the git directory can't be written (a read-only mount),
 the index is built in memory for the one search.
+
+The file is not trusted (an agent with a shell can write rows into it, issue 34): before
+answering from it, its (path, blob) pairs are held to the tree's own listing (a row for
+a file the tree lacks, at another blob, or a tree file with no row, rebuilds it), once
+per process and again whenever another connection wrote it (`PRAGMA data_version`); and
+each answer's rows are held to their blobs' text (`confirm`).
 """
 from __future__ import annotations
 
@@ -31,7 +37,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.core.snapshot import is_hidden, parse_batch
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 BUSY_MS = 10_000
 BATCH = 2000  # blobs read through one cat-file --batch at a time while indexing
 COLUMNS = ("words", "description", "body")  # the path as words, the description, the body
@@ -88,6 +94,8 @@ class Index:
         self.repo = repo
         self.where = where  # the file, or ":memory:"
         self.identity: tuple[int, int] | None = None  # the file's (device, inode) when kept
+        self.trusted: tuple[str, int] | None = None  # (tree, data_version) last held to the tree
+        self.confirmed: set[tuple[str, str]] = set()  # (path, blob) rows whose text is their blob's
 
     # -- opening ----------------------------------------------------------------------------
 
@@ -157,7 +165,7 @@ class Index:
                 con.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
                 row = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
                 if row is None or row[0] != SCHEMA_VERSION:
-                    for table in ("fts", "docs"):
+                    for table in ("fts", "docs", "skipped"):
                         con.execute(f"DROP TABLE IF EXISTS {table}")
                     con.execute("DELETE FROM meta")
                     create_tables(con)
@@ -199,25 +207,98 @@ class Index:
         return row[0] if row else None
 
     def at(self, tree: str) -> Index:
-        """Make the index describe `tree`: a no-op when it does, else one transaction."""
-        if self.tree() == tree:
+        """Make the index describe `tree`: a no-op when it does and holds up (see the
+        module doc), else one transaction."""
+        version = self._version()
+        if self.trusted is not None and self.trusted[1] != version:
+            self.confirmed.clear()  # another connection wrote: no row is confirmed any more
+        if self.tree() == tree and (self.trusted == (tree, version) or self._sound(tree)):
+            self.trusted = (tree, version)
             return self
         self.con.execute("BEGIN IMMEDIATE")
         try:
             old = self.tree()  # another process may have moved it meanwhile
+            # Moved from rows we held to their tree (or built anew), they hold up by construction.
+            known = old is None or self.trusted == (old, self._version())
             if old != tree:
                 self._move(old, tree)
                 self.con.execute("INSERT OR REPLACE INTO meta VALUES ('tree', ?)", (tree,))
+            if not known and not self._sound(tree):
+                self._move(None, tree)
             self.con.execute("COMMIT")
         except BaseException:
             self.con.execute("ROLLBACK")
             raise
+        self.trusted = (tree, self._version())  # our own writes do not move data_version
         return self
+
+    def _version(self) -> int:
+        return int(self.con.execute("PRAGMA data_version").fetchone()[0])
+
+    def _sound(self, tree: str) -> bool:
+        """Whether the rows are exactly the tree's files, each at its blob. (FTS5's own
+        integrity check would also catch words dropped from `fts` alone; at ~5 ms per
+        1,000 files it is left out: docs/threat-model.md, "What stays open".)"""
+        if not self._same_files(tree):
+            self.confirmed.clear()
+            return False
+        return True
+
+    def _same_files(self, tree: str) -> bool:
+        """The rows' `blob path` list, in git's order, against `ls-tree`'s: two byte
+        strings, built in C on both sides (SQLite's BINARY order of UTF-8 is git's order
+        of a recursive listing). Where git lacks `ls-tree --format` (before 2.36), the
+        two listings are compared as dicts."""
+        res = self.repo.git("ls-tree", "-r", "-z", "--full-tree", "--format=%(objecttype) %(objectname) %(path)",
+                            tree, spool=True, check=False)
+        if res.code != 0:
+            rows = dict(self.con.execute("SELECT path, oid FROM docs UNION ALL SELECT path, oid FROM skipped"))
+            return rows == dict(self._listing(tree))
+        kept = [r[5:] for r in res.raw.split(b"\0") if r.startswith(b"blob ") and not _hidden(r[r.find(b" ", 5) + 1:])]
+        ours = self.con.execute("SELECT group_concat(oid || ' ' || path, char(0)) FROM (SELECT oid, path FROM docs "
+                                "UNION ALL SELECT oid, path FROM skipped ORDER BY path)").fetchone()[0] or ""
+        return b"\0".join(kept) == ours.encode("utf-8", "surrogateescape")
+
+    def confirm(self, paths: list[str]) -> bool:
+        """Whether each of these rows holds its blob's text (an answer's files); False
+        means the index was written behind our back: rebuild it (`rebuild`)."""
+        rows = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for path, oid, description, body in self.con.execute(
+                    f"SELECT path, oid, description, body FROM docs WHERE path IN ({marks})", chunk):
+                if (path, oid) not in self.confirmed:
+                    rows[path] = (oid, description, body)
+        blobs = self._read([oid for oid, _, _ in rows.values()])
+        for path, (oid, description, body) in rows.items():
+            data = blobs.get(oid)
+            if data is None:
+                return False
+            real = split_frontmatter(data.decode("utf-8", "replace"))
+            if (real[0], real[2]) != (description, body):
+                return False
+            self.confirmed.add((path, oid))
+        return True
+
+    def rebuild(self, tree: str) -> None:
+        """Index `tree` from scratch (the rows did not hold up)."""
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            self._move(None, tree)
+            self.con.execute("INSERT OR REPLACE INTO meta VALUES ('tree', ?)", (tree,))
+            self.con.execute("COMMIT")
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.confirmed.clear()
+        self.trusted = (tree, self._version())
 
     def _move(self, old: str | None, new: str) -> None:
         changes = self._diff(old, new) if old is not None else None
-        if changes is None:  # nothing indexed yet, or the old tree is gone (pruned, redacted)
+        if changes is None:  # nothing indexed yet, the old tree is gone (pruned, redacted), or unsound
             self.con.execute("DELETE FROM docs")
+            self.con.execute("DELETE FROM skipped")
             self.con.execute("INSERT INTO fts(fts) VALUES ('delete-all')")
             changes = [(path, oid) for path, oid in self._listing(new)]
         gone = [path for path, oid in changes if oid is None]
@@ -230,11 +311,13 @@ class Index:
             for path, oid in chunk:
                 self._delete(path)
                 data = blobs.get(oid)
-                if data is None or b"\0" in data[:8000]:
-                    continue  # binary or unreadable: not searchable text
+                if data is None or b"\0" in data[:8000]:  # binary or unreadable: not searchable text
+                    self.con.execute("INSERT OR REPLACE INTO skipped VALUES (?, ?)", (path, oid))
+                    continue
                 add(self.con, path, oid, data.decode("utf-8", "replace"))
 
     def _delete(self, path: str) -> None:
+        self.con.execute("DELETE FROM skipped WHERE path = ?", (path,))
         row = self.con.execute("SELECT id, words, description, body FROM docs WHERE path = ?", (path,)).fetchone()
         if row is None:
             return
@@ -281,12 +364,18 @@ class Index:
         return parse_batch(res.raw, wanted)
 
 
+def _hidden(path: bytes) -> bool:
+    """snapshot.is_hidden on the bytes of a path."""
+    return path.startswith(b".") or b"/." in path
+
+
 def create_tables(con: sqlite3.Connection) -> None:
     """`docs` holds each file's text; `fts` indexes it (external content: no second copy)."""
     con.execute("CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, oid TEXT NOT NULL, "
                 "words TEXT NOT NULL, description TEXT NOT NULL, desc_line INTEGER NOT NULL, "
                 "body TEXT NOT NULL, body_line INTEGER NOT NULL, "
                 "len_words INTEGER NOT NULL, len_description INTEGER NOT NULL, len_body INTEGER NOT NULL)")
+    con.execute("CREATE TABLE skipped (path TEXT PRIMARY KEY, oid TEXT NOT NULL)")  # tree files not text
     con.execute("CREATE VIRTUAL TABLE fts USING fts5(words, description, body, content='docs', "
                 f"content_rowid='id', tokenize='{TOKENIZER}')")
 

@@ -164,7 +164,22 @@ def _sorted(node: Node, limit: int | None) -> list[tuple[str, Node]]:
 def draw(node: Node, prefix: str = "", max_children: int | None = None) -> Iterator[tuple[str, Node | None]]:
     """The box-drawing lines below `node`, depth first, folders before files, each
     with the node it shows (None for a "… (k more entries)" line). The one tree
-    renderer: `render` caps it, compile's external index draws it whole."""
+    renderer: `render` caps it, compile's external index draws it whole. Iterative
+    (a stack of folders being drawn): a tree of any depth cannot exhaust the stack."""
+    stack = [_level(node, prefix, max_children)]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        line, child, below = item
+        yield line, child
+        if child is not None and child.children:
+            stack.append(_level(child, below, max_children))
+
+
+def _level(node: Node, prefix: str, max_children: int | None) -> Iterator[tuple[str, Node | None, str]]:
+    """One folder's lines: (line, node shown, the prefix of that node's own children)."""
     visible = _sorted(node, max_children)
     hidden = len(node.children) - len(visible)
     count = len(visible) + (1 if hidden > 0 else 0)
@@ -172,13 +187,11 @@ def draw(node: Node, prefix: str = "", max_children: int | None = None) -> Itera
         last = index == count - 1
         branch = "└──" if last else "├──"
         if index == len(visible):
-            yield f"{prefix}{branch} … ({hidden:,} more entries)", None
+            yield f"{prefix}{branch} … ({hidden:,} more entries)", None, ""
             return
         name, child = visible[index]
         line = f"{prefix}{branch} {name}{'' if child.is_file else '/'}"
-        yield (line + f" ({child.note})" if child.note else line), child
-        if child.children:
-            yield from draw(child, prefix + ("    " if last else "│   "), max_children)
+        yield (line + f" ({child.note})" if child.note else line), child, prefix + ("    " if last else "│   ")
 
 
 def render(root: Node, max_lines: int = 500, max_chars: int = 20_000, max_children: int = 50,

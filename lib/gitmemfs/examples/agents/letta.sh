@@ -5,6 +5,11 @@
 #   git config --add dream.sandbox.allowWrite ~/.letta        # its settings and local state
 #   git config --add dream.passEnv LETTA_API_KEY              # if it logs in with an API key
 #
+# What it reads besides its checkout (git dream grants these when it runs this file;
+# never the agents' memories in ~/.letta/agents, only this memory's own pieces):
+# dream.sandbox.allowRead: ~/.letta
+# dream.sandbox.programs: letta
+#
 # git dream withholds $LETTA_API_KEY from agents by default (it is also the token of a
 # Letta memory remote); name it in dream.passEnv when Letta Code authenticates with it.
 # `letta -p` reads the prompt from stdin; --yolo lets it run shell commands without

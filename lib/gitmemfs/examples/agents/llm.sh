@@ -6,6 +6,10 @@
 #   git config dream.agent "sh $(git memory help --example agents/llm.sh)"
 #   git config dream.llmModel gpt-4o-mini          # optional: any model llm knows
 #
+# What it reads besides its checkout (git dream grants these when it runs this file):
+# dream.sandbox.allowRead: ${LLM_USER_PATH:-${XDG_CONFIG_HOME:-~/.config}/io.datasette.llm}
+# dream.sandbox.programs: llm
+#
 # --no-log keeps llm from writing its log database, which the sandbox would refuse.
 set -eu
 model=$(git config dream.llmModel || true)

@@ -1,0 +1,148 @@
+"""The memory's branches at the server gate: deleting one, or creating one where the
+memory already has history, is a rewrite like a force push (issue 34, attack 1).
+
+Which branches hold the memory: `main`, the branch the server's HEAD names (what a
+new clone checks out: `master` on a bare repository made with git's default) and
+every `memory.branch` set on the server. Moving one of them so that commits drop
+out (a force push, a deletion, a creation somewhere else after a deletion) needs a
+verified redaction (gate/redaction.py) or a person's approval: a push signed with
+`git push --signed` by a key git verifies (`gpg.ssh.allowedSignersFile` for ssh
+keys, with `receive.certNonceSeed` set so the server asks for a signature), or
+`memory.allowRewrite` set on the server. Creating a memory branch is judged as the
+move from where the memory stood: the tip the gate noted when a person deleted the
+branch, else the tips of the other memory branches; only a repository with no
+memory branch at all takes one at any commit (the first push).
+"""
+from __future__ import annotations
+
+import os
+
+from gitmemfs.core import git, rules
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Mapping, Sequence
+
+ZERO = ("0" * 40, "0" * 64)
+MAIN = "refs/heads/main"
+SETTING = "memory.branch"
+ALLOW = "memory.allowRewrite"
+DELETED = "memory-branches-deleted"  # in the git dir: "ref tip" of each branch a person deleted
+HOW = ("a person does it with a signed push (git push --signed, by a key in the server's "
+       "gpg.ssh.allowedSignersFile; the server sets receive.certNonceSeed), or the server sets "
+       f"git config {ALLOW} true")
+DELETE_REFUSED = "deleting a memory branch is refused: its history would drop out past every gate; " + HOW
+CREATE_REFUSED = ("creating a memory branch where the memory already has history is refused unless nothing "
+                  "of it is lost (create it at {base} or at a commit after it); " + HOW)
+
+
+def protected(cwd: str, env: Mapping[str, str] | None = None) -> set[str]:
+    """The refs that hold the memory here (see the module doc)."""
+    found = {MAIN}
+    head = git.run(["symbolic-ref", "-q", "HEAD"], cwd=cwd, env=env, check=False).out.strip()
+    if head.startswith("refs/heads/"):
+        found.add(head)
+    res = git.run(["config", "--get-all", SETTING], cwd=cwd, env=env, check=False)
+    for name in res.out.split() if res.code == 0 else ():
+        found.add(name if name.startswith("refs/") else f"refs/heads/{name}")
+    return found
+
+
+def rewrites_allowed(cwd: str, env: Mapping[str, str] | None = None) -> bool:
+    res = git.run(["config", "--type=bool", "--get", ALLOW], cwd=cwd, env=env, check=False)
+    return res.code == 0 and res.out.strip() == "true"
+
+
+def signed_updates(cwd: str, environ: Mapping[str, str]) -> set[tuple[str, str, str]]:
+    """The ref updates a good push certificate covers (`git push --signed`): git has
+    verified its signature (G) and its nonce (OK); its command lines are read from the
+    certificate itself, so only what was signed counts."""
+    cert = environ.get("GIT_PUSH_CERT", "")
+    if not cert or environ.get("GIT_PUSH_CERT_STATUS") != "G" or environ.get("GIT_PUSH_CERT_NONCE_STATUS") != "OK":
+        return set()
+    res = git.run(["cat-file", "blob", cert], cwd=cwd, check=False)
+    if res.code != 0:
+        return set()
+    _, _, body = res.out.partition("\n\n")
+    out = set()
+    for line in body.splitlines():
+        parts = line.split(" ")
+        if len(parts) == 3 and len(parts[0]) in (40, 64):
+            out.add((parts[0], parts[1], parts[2]))
+    return out
+
+
+class Guard:
+    """One push's updates of memory branches: what is refused, which creations are
+    judged as moves, and which updates a person approved (they are not judged tip to tip:
+    the person's signature covers exactly that move)."""
+
+    def __init__(self, cwd: str, updates: Sequence[tuple[str, str, str]], env: Mapping[str, str] | None = None,
+                 environ: Mapping[str, str] | None = None):
+        self.cwd, self.env = cwd, env
+        self.protected = protected(cwd, env)
+        mine = [u for u in updates if u[2] in self.protected]
+        self.problems: list[rules.Problem] = []
+        self.moves: list[tuple[str, str, str]] = []  # creations, as moves from where the memory stood
+        signed = signed_updates(cwd, os.environ if environ is None else environ) if mine else set()
+        self.allowed = bool(mine) and rewrites_allowed(cwd, env)  # still judged tip to tip
+        self.approved = {ref for old, new, ref in mine if (old, new, ref) in signed}
+        for old, new, ref in mine:
+            if new in ZERO and old not in ZERO:
+                if ref in self.approved or self.allowed:
+                    self._note_deleted(ref, old)
+                else:
+                    self.problems.append(rules.Problem(ref, DELETE_REFUSED))
+            elif old in ZERO and new not in ZERO and ref not in self.approved:
+                self._creation(new, ref)
+
+    def _creation(self, new: str, ref: str) -> None:
+        bases = [t for t in [self._deleted().get(ref)] if t and self._exists(t)]
+        if not bases:
+            bases = [tip for name, tip in self._tips().items() if name != ref]
+        for base in bases:
+            if git.run(["merge-base", "--is-ancestor", base, new], cwd=self.cwd, env=self.env,
+                       check=False).code == 0:
+                self.moves.append((base, new, ref))  # nothing lost: judged tip to tip
+                continue
+            from gitmemfs.gate import redaction
+
+            if redaction.follow(self.cwd, new, [base], [base], dict(self.env) if self.env else None) is not None:
+                self.moves.append((base, new, ref))  # judged as the redaction it may be
+                continue
+            if self.allowed:
+                self.moves.append((base, new, ref))  # a rewrite the server takes, judged tip to tip
+                continue
+            self.problems.append(rules.Problem(ref, CREATE_REFUSED.format(base=base[:12])))
+            return
+
+    def _tips(self) -> dict[str, str]:
+        res = git.run(["for-each-ref", "--format=%(refname) %(objectname)", *sorted(self.protected)],
+                      cwd=self.cwd, env=self.env, check=False)
+        return dict(line.split(" ", 1) for line in res.out.splitlines() if " " in line)
+
+    def _exists(self, sha: str) -> bool:
+        return git.run(["cat-file", "-e", f"{sha}^{{commit}}"], cwd=self.cwd, env=self.env, check=False).code == 0
+
+    def _path(self) -> str:
+        res = git.run(["rev-parse", "--git-common-dir"], cwd=self.cwd, env=self.env)
+        return os.path.join(self.cwd, res.out.strip(), DELETED)
+
+    def _deleted(self) -> dict[str, str]:
+        try:
+            with open(self._path(), encoding="ascii") as fh:
+                return dict(line.split(" ", 1) for line in fh.read().splitlines() if " " in line)
+        except (OSError, ValueError):
+            return {}
+
+    def _note_deleted(self, ref: str, tip: str) -> None:
+        """Where a person deleted a memory branch: its re-creation is judged from there.
+        (Written before git deletes it; if the deletion fails, the branch is still there
+        and this note is not read.)"""
+        found = self._deleted()
+        found[ref] = tip
+        path = self._path()
+        tmp = f"{path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="ascii") as fh:
+            fh.write("".join(f"{r} {t}\n" for r, t in sorted(found.items())))
+        os.replace(tmp, path)
