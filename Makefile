@@ -5,13 +5,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz
+.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz screenshots
 
 venv: $(STAMP)
 
 $(STAMP): setup.cfg pyproject.toml $(wildcard man/*.1)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp]'
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[dev,mcp,review]'
 	@# An editable install skips data_files; put the man pages where `pip install .`
 	@# would, so `git memory --help` finds them with $(VENV)/bin on PATH.
 	mkdir -p $(VENV)/share/man/man1 && cp man/*.1 $(VENV)/share/man/man1/
@@ -35,6 +35,11 @@ bench: venv
 
 man: venv
 	$(PY) tools/make_man.py
+
+# docs/review.png: the review page as the browser tests see it (headless chromium).
+screenshots: venv
+	GIT_MEMFS_SCREENSHOTS=1 PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -n 0 tests/test_review.py \
+		-k accept_and_reject
 
 # bash, zsh and fish completion from the parsers (shtab, at build time only).
 completion: venv

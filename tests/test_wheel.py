@@ -1,16 +1,19 @@
 """The package as a user gets it: an sdist and a wheel built from the checkout the way a
 release builds them (`python -m build`: the wheel is built from the sdist, so a file the
 sdist forgets is missing here too), the wheel installed with its extras into a fresh venv,
-and that venv's own console scripts used for one edit, one MCP round and the Anthropic class.
+and that venv's own console scripts used for one edit, one MCP round, the review page and the
+Anthropic class.
 Nothing of the checkout (bin/, lib/, .venv) is on PATH or sys.path while it runs."""
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -61,7 +64,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str,
     venv = tmp / "venv"
     _run([sys.executable, "-m", "venv", str(venv)]).check_returncode()
     pip = _run([str(venv / "bin/python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-                f"{wheels[0]}[mcp,anthropic]"])
+                f"{wheels[0]}[mcp,anthropic,review]"])
     if pip.returncode and any(word in pip.stdout + pip.stderr for word in OFFLINE):
         pytest.skip("pip could not reach the package registry for the extras: " + pip.stderr.strip()[-300:])
     assert pip.returncode == 0, pip.stderr[-3000:]
@@ -116,6 +119,27 @@ def test_one_mcp_round_through_the_installed_server(installed, tmp_path: Path) -
     assert "alpha" in answer["seen"]
     log = _run(["git", "log", "-1", "--format=%s"], cwd=tmp_path / "mem", env=env).stdout
     assert log.strip() == "wheel test"
+
+
+def test_the_installed_review_page_serves_its_templates_and_assets(installed, tmp_path: Path) -> None:
+    venv, env = installed
+    _run(["git", "memory", "init", "-q", str(tmp_path / "mem")], env=env).check_returncode()
+    proc = subprocess.Popen(["git-memory", "review", "--no-browser", "--json"], cwd=tmp_path / "mem", env=env,
+                            text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line, proc.stderr.read() if proc.stderr else ""
+        url = json.loads(line)["url"]
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        with opener.open(url, timeout=60) as page:  # the token, then the cookie
+            html = page.read().decode()
+        with opener.open(url.split("/?")[0] + "/static/review.css", timeout=60) as css:
+            style = css.read().decode()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert "At a glance" in html and "system/persona.md" in html
+    assert "font" in style
 
 
 def test_the_installed_anthropic_class_commits(installed, tmp_path: Path) -> None:

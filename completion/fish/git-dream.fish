@@ -37,6 +37,7 @@ complete -c git-dream -n '__fish_seen_subcommand_from drop' -s h -l help -d 'sho
 complete -c git-dream -n '__fish_seen_subcommand_from drop' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-dream -n '__fish_seen_subcommand_from drop' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-dream -n '__fish_seen_subcommand_from drop' -s q -l quiet -d 'print nothing on success'
+complete -c git-dream -n '__fish_seen_subcommand_from drop' -l note -d 'why it was dropped; kept in the run record' -r
 complete -c git -f -n '__fish_seen_subcommand_from dream' -a list -d 'runs that hold work (kept or pending)'
 complete -c git -f -n '__fish_seen_subcommand_from dream' -a show -d 'one run: outcome, commits, diffstat, log'
 complete -c git -f -n '__fish_seen_subcommand_from dream' -a finish -d 'verify a pending run was merged (or --merge it)'
@@ -75,3 +76,4 @@ complete -c git -n '__fish_seen_subcommand_from drop' -s h -l help -d 'show this
 complete -c git -n '__fish_seen_subcommand_from drop' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from drop' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from drop' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from drop' -l note -d 'why it was dropped; kept in the run record' -r

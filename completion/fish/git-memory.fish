@@ -26,6 +26,7 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, sh
 complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git-memory -f -n '__fish_use_subcommand' -a review -d 'review, accept and undo memory changes in a browser'
 complete -c git-memory -f -n '__fish_use_subcommand' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
 complete -c git-memory -f -n '__fish_use_subcommand' -a uninstall -d 'take out what install wrote (files back as they were)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a hook -d 'the entry point installed hooks run (a harness event)'
@@ -205,6 +206,14 @@ complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l port -d 'port (de
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from review' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from review' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l port -d 'port (default 0: any free port; the URL says which)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_REVIEW_TOKEN)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory])' -r
+complete -c git-memory -n '__fish_seen_subcommand_from review' -l no-browser -d 'print the URL; do not open a browser'
 complete -c git-memory -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'
@@ -301,6 +310,7 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'li
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a review -d 'review, accept and undo memory changes in a browser'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a uninstall -d 'take out what install wrote (files back as they were)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a hook -d 'the entry point installed hooks run (a harness event)'
@@ -480,6 +490,14 @@ complete -c git -n '__fish_seen_subcommand_from mcp' -l port -d 'port (default 8
 complete -c git -n '__fish_seen_subcommand_from mcp' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory]); calls name the agent' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l adopt-outside-changes -d 'before a write, commit files changed beside the server as their own \'outside change\' commit (validated like any) instead of refusing the write (off by default)'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l tokens -d 'with --http --root: lines \'AGENT TOKEN\' (chmod 600); a client sees and touches only the agents its bearer token is listed for (\'*\': every agent)' -r
+complete -c git -n '__fish_seen_subcommand_from review' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from review' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from review' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from review' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from review' -l port -d 'port (default 0: any free port; the URL says which)' -r
+complete -c git -n '__fish_seen_subcommand_from review' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_REVIEW_TOKEN)' -r
+complete -c git -n '__fish_seen_subcommand_from review' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory])' -r
+complete -c git -n '__fish_seen_subcommand_from review' -l no-browser -d 'print the URL; do not open a browser'
 complete -c git -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'

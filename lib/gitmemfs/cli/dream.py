@@ -99,8 +99,10 @@ def build_parser() -> Parser:
     p.add_argument("id", metavar="ID", help="run id (or a unique prefix)")
     p.add_argument("--merge", action="store_true", help="validate and merge the run's work now")
     p = sub.add_parser("drop", parents=[common], help="discard a kept or pending run",
-                       description="Delete a run's kept ref, branch and record.")
+                       description="Delete a run's kept ref, branch and record (with --note, the record "
+                                   "stays, marked dropped, with the note).")
     p.add_argument("id", metavar="ID", help="run id (or a unique prefix)")
+    p.add_argument("--note", metavar="TEXT", help="why it was dropped; kept in the run record")
     return parser
 
 
@@ -128,7 +130,7 @@ def _main(argv: Sequence[str]) -> int:
         return _emit(manage.finish(repo, args.id, merge=args.merge), as_json, quiet)
     if args.command == "drop":
         from gitmemfs.dream import manage
-        return _emit(manage.drop(repo, args.id), as_json, quiet)
+        return _emit(manage.drop(repo, args.id, note=args.note), as_json, quiet)
     from gitmemfs.dream import lifecycle, runner, target
 
     if args.to is not None:

@@ -6,7 +6,10 @@ its agent's objects failed verification and their quarantine was left in its run
 folder (`drop` deletes it).
 `finish` verifies a run reached the memory's HEAD, or with `--merge` merges it
 through the same gate as a dream (rule check of its commits and of the merge
-result; nothing touches the parent unless that passes).
+result; nothing touches the parent unless that passes). `drop --note` keeps the run
+record (status `dropped`, the note, the last commit) and deletes the rest.
+`preview` is what `finish --merge` would do to today's main, changing nothing: the
+merge's conflicts, or its diff and the gate's two checks on it.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 from gitmemfs.dream.lifecycle import Busy, DreamLock, busy_result, consume
 from gitmemfs.dream.recovery import BRANCHES
+from gitmemfs.gate import check
 
 
 def kept_refs(repo: Repo) -> dict[str, str]:
@@ -63,7 +67,7 @@ def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
     info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
                                        "merge", "message", "source", "to", "log", "problems", "conflicts",
                                        "uncommitted", "timed_out", "quarantine", "target_error", "rebase",
-                                       "resolve", "resolved_from")}
+                                       "resolve", "resolved_from", "note", "dropped", "dropped_at")}
     info.update(side_branches=side_branches(repo).get(dream_id),
                 kept_ref=state.KEPT_PREFIX + dream_id if kept else None,
                 branch=state.BRANCH_PREFIX + dream_id if branch else None, head=work,
@@ -240,8 +244,9 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
     return out
 
 
-def drop(repo: Repo, text: str) -> Outcome | Result:
+def drop(repo: Repo, text: str, *, note: str | None = None) -> Outcome | Result:
     dirs = state.Dirs(repo.common_dir)
+    note = (note or "").strip() or None
     try:
         with DreamLock(dirs, repo.root):
             dream_id = resolve(repo, dirs, text)
@@ -252,7 +257,13 @@ def drop(repo: Repo, text: str) -> Outcome | Result:
             for ref, sha in ((state.KEPT_PREFIX + dream_id, kept), (BRANCHES + dream_id, branch), *extras.items()):
                 if sha:
                     wtmod.delete_ref(repo, ref, sha)
+            record = state.load_record(dirs, dream_id) if note else None
             shutil.rmtree(dirs.run_dir(dream_id), ignore_errors=True)  # with any quarantine kept there
+            if note:  # the person's reason stays with the run: what was dropped, when, why
+                record = record or {"id": dream_id}
+                record.update(status="dropped", dropped_at=state.utc_now(), note=note, dropped=kept or branch,
+                              quarantine=None, kept_ref=None)
+                state.save_record(dirs, {k: v for k, v in record.items() if v is not None})
             try:
                 os.unlink(dirs.log(dream_id))
             except FileNotFoundError:
@@ -260,6 +271,38 @@ def drop(repo: Repo, text: str) -> Outcome | Result:
     except Busy as exc:
         return busy_result(repo, str(exc))
     sha = kept or branch
-    note = (f" Its last commit was {sha}; recover it with git update-ref {state.KEPT_PREFIX}{dream_id} {sha} "
+    recover = (f" Its last commit was {sha}; recover it with git update-ref {state.KEPT_PREFIX}{dream_id} {sha} "
             "until git gc prunes it.") if sha else ""
-    return Outcome(f"Dropped dream {dream_id}.{note}", extra={"id": dream_id, "dropped": sha})
+    kept_note = " Its record keeps your note (git dream show)." if note else ""
+    return Outcome(f"Dropped dream {dream_id}.{recover}{kept_note}",
+                   extra={"id": dream_id, "dropped": sha, "note": note})
+
+
+PREVIEW_IDENT = {"GIT_AUTHOR_NAME": "git-memfs", "GIT_AUTHOR_EMAIL": "preview@git-memfs",
+                 "GIT_COMMITTER_NAME": "git-memfs", "GIT_COMMITTER_EMAIL": "preview@git-memfs",
+                 "GIT_AUTHOR_DATE": "@0 +0000", "GIT_COMMITTER_DATE": "@0 +0000"}
+
+
+def preview(repo: Repo, dream_id: str) -> dict[str, Any]:
+    """What merging a kept run would do to today's main, changing nothing: {head, work,
+    conflicts} and, without conflicts, {merge: a scratch merge commit no ref names,
+    problems: the gate's checks of the run's commits and of the merge}."""
+    work = kept_refs(repo).get(dream_id) or branches(repo).get(dream_id)
+    head = repo.head()
+    if not work or not head:
+        return {"head": head, "work": work, "conflicts": [], "merge": None, "problems": []}
+    dirs = state.Dirs(repo.common_dir)
+    base = (state.load_record(dirs, dream_id) or {}).get("base") or repo.git(
+        "merge-base", "HEAD", work, check=False).out.strip()
+    res = repo.git("merge-tree", "--write-tree", "--name-only", "--no-messages", "-z", head, work,
+                   check=False, ok=(0, 1))
+    fields = res.out.split("\0")
+    if res.code != 0:
+        return {"head": head, "work": work, "conflicts": sorted({f for f in fields[1:] if f}) or ["(merge failed)"],
+                "merge": None, "problems": []}
+    merge = repo.git("commit-tree", fields[0].strip(), "-p", head, "-p", work, "-m", "merge(dream): preview",
+                     env=PREVIEW_IDENT).out.strip()
+    problems = []
+    for spec in ([f"{base}..{work}"] if base else []) + [f"{merge}^!"]:  # the gate's two checks, as finish runs them
+        problems += [p.as_dict() for p in check.commit_range(repo.root, spec, approvals=frozenset()).problems]
+    return {"head": head, "work": work, "conflicts": [], "merge": merge, "problems": problems}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gitmemfs.core.errors import MemfsError
-from gitmemfs.mcp.memories import Memories
+from gitmemfs.web.memories import Memories
 
 INSTRUCTIONS = """\
 This server is your long-term memory: a git repository of Markdown files. Every change \

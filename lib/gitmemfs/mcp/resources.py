@@ -30,7 +30,7 @@ from urllib.parse import quote, unquote
 from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
-from gitmemfs.mcp.memories import Memories
+from gitmemfs.web.memories import Memories
 
 SCHEME = "memory://"
 COMPILED, TREE = "compiled", "tree"

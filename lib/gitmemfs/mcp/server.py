@@ -13,13 +13,8 @@ touches only the agents its token names (listings, reads, calls, prompts).
 """
 from __future__ import annotations
 
-import hmac
-import ipaddress
-import json
 import logging
 import os
-import socket
-import stat
 import sys
 from typing import Any, Iterable
 
@@ -49,18 +44,19 @@ from mcp.types import (
 )
 
 from gitmemfs import __version__
-from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.redact import redact, register_secret
 from gitmemfs.mcp import prompts, resources, tools
-from gitmemfs.mcp.memories import Memories
 from gitmemfs.mcp.pipe import StdioPipe
+from gitmemfs.web import auth, listen
+from gitmemfs.web.auth import TokenTable
+from gitmemfs.web.gate import GRANT_KEY, Gate
+from gitmemfs.web.hosts import HostPolicy, extra_origins, shown
+from gitmemfs.web.memories import Memories, served
 
 TOKEN_ENV = "GIT_MEMORY_MCP_TOKEN"
 ORIGINS_ENV = "GIT_MEMORY_MCP_ORIGINS"  # extra allowed Origins, comma-separated
 POLL_ENV = "GIT_MEMORY_MCP_POLL"  # seconds between looks at the ref files
-LOOPBACK_NAMES = ("localhost",)
-GRANT_KEY = "gitmemfs.grant"  # where the HTTP gate leaves a request's agents in the ASGI scope
 INVALID_PARAMS = -32602
 log = logging.getLogger("gitmemfs.mcp")
 
@@ -227,117 +223,28 @@ class MemoryServer:
                     await low.run(read, write, low.create_initialization_options())
                 tg.cancel_scope.cancel()
 
-    async def serve_http(self, host: str, port: int, tokens: dict[bytes, frozenset[str] | None],
-                         origins: list[str]) -> None:
+    async def serve_http(self, host: str, port: int, tokens: TokenTable, origins: list[str]) -> None:
         import uvicorn
 
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
-        # TCP, and without it every kept-alive reply waits ~40 ms (Nagle vs delayed ACK).
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((host, port))
-        except OSError as exc:
-            raise MemfsError(f"mcp: cannot listen on {host}:{port}: {exc.strerror}; pick another --port") from None
-        sock.listen(128)
+        sock = listen.bind(host, port, "mcp")
         port = sock.getsockname()[1]
-        shown = f"[{host}]" if ":" in host else host
-        hosts = [f"{h}:*" for h in ("127.0.0.1", "localhost", "[::1]", shown)]
-        allowed = [f"http://{h}:*" for h in ("127.0.0.1", "localhost", "[::1]", shown)] + origins
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+        policy = HostPolicy(host, None, origins)
+        allowed = [f"http://{h}" for h in policy.patterns()] + policy.origins
+        # The SDK checks Host and Origin on its endpoint; our gate checks the token.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=policy.patterns(),
                                              allowed_origins=allowed)
-        app: Any = Gate(self.low.streamable_http_app(host=host, transport_security=security), tokens)
+        advice = (f"send Authorization: Bearer <token> with the token the server was given "
+                  f"(${TOKEN_ENV} or a line of its --tokens file)")
+        app: Any = Gate(self.low.streamable_http_app(host=host, transport_security=security), tokens,
+                        advice=advice)
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
-        sys.stderr.write(f"git memory mcp: serving http://{shown}:{port}/mcp\n")
+        sys.stderr.write(f"git memory mcp: serving http://{shown(host)}:{port}/mcp\n")
         sys.stderr.flush()
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.watch, poll_interval())
             await server.serve(sockets=[sock])
             tg.cancel_scope.cancel()
-
-
-class Gate:
-    """ASGI wrapper in front of the SDK's app. With tokens, every request must carry
-    `Authorization: Bearer <token>`, and the agents that token may use travel with the
-    request (scope[GRANT_KEY]). OAuth discovery paths answer 404: this server has no
-    authorization server, and a client that finds none stops looking for one."""
-
-    def __init__(self, app: Any, tokens: dict[bytes, frozenset[str] | None]):
-        self.app = app
-        self.tokens = tokens
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            if str(scope.get("path", "")).startswith("/.well-known/"):
-                await _answer(send, 404, {"error": "not_found", "error_description": "this server does not use "
-                                          "OAuth; send Authorization: Bearer <token> (see git memory mcp --help)"})
-                return
-            if self.tokens:
-                given = dict(scope.get("headers") or ()).get(b"authorization", b"")
-                scheme, _, value = given.partition(b" ")
-                grant = _match(self.tokens, value.strip()) if scheme.lower() == b"bearer" else False
-                if grant is False:
-                    why = ("no bearer token sent" if not given else "the bearer token is not one this server knows")
-                    advice = (f"{why}; send Authorization: Bearer <token> with the token the server was given "
-                              f"(${TOKEN_ENV} or a line of its --tokens file)")
-                    await _answer(send, 401, {"error": "invalid_token", "error_description": advice},
-                                  [(b"www-authenticate", ('Bearer realm="git-memory", error="invalid_token", '
-                                                          f'error_description="{advice}"').encode())])
-                    return
-                scope = dict(scope)
-                scope[GRANT_KEY] = grant
-        await self.app(scope, receive, send)
-
-
-def _match(tokens: dict[bytes, frozenset[str] | None], value: bytes) -> frozenset[str] | None | bool:
-    """The grant of the token `value` (compared in constant time against each), False if none."""
-    found: frozenset[str] | None | bool = False
-    for token, grant in tokens.items():
-        if hmac.compare_digest(value, token):
-            found = grant
-    return found
-
-
-async def _answer(send: Any, status: int, body: dict[str, str],
-                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    data = json.dumps(body).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
-                            *(headers or [])]})
-    await send({"type": "http.response.body", "body": data})
-
-
-def load_tokens(path: str) -> dict[bytes, frozenset[str] | None]:
-    """A --tokens file: lines `AGENT TOKEN` (`*` for every agent); a token on several
-    lines serves each of those agents. It must be readable by its owner only."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        raise UsageError(f"mcp: cannot read --tokens {path}: {exc.strerror}") from None
-    with os.fdopen(fd) as fh:
-        if os.fstat(fh.fileno()).st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-            raise UsageError(f"mcp: --tokens {path} can be read by others; chmod 600 {path}")
-        text = fh.read()
-    table: dict[bytes, set[str] | None] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        words = line.split()
-        if not words or words[0].startswith("#"):
-            continue
-        if len(words) != 2 or len(words[1]) < 16:
-            raise UsageError(f"mcp: --tokens {path} line {number}: expected AGENT TOKEN (a token of at least "
-                             "16 characters; * as AGENT for every agent)")
-        agent, token = words
-        register_secret(token)
-        key = token.encode()
-        if agent == "*" or table.get(key, set()) is None:
-            table[key] = None
-        else:
-            table.setdefault(key, set()).add(agent)  # type: ignore[union-attr]
-    if not table:
-        raise UsageError(f"mcp: --tokens {path} holds no AGENT TOKEN line")
-    return {k: (None if v is None else frozenset(v)) for k, v in table.items()}
 
 
 def poll_interval() -> float:
@@ -347,44 +254,28 @@ def poll_interval() -> float:
         return 0.1
 
 
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def run(memory_dir: str | None, root: str | None, *, http: bool = False, host: str = "127.0.0.1",
         port: int = 8765, tokens_file: str | None = None, adopt: bool = False) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP)."""
-    for var in approval.VARS:  # an agent's call approves nothing, whoever started the server
-        os.environ.pop(var, None)
-    memories = Memories(memory_dir, root)
-    if root is None:
-        memories.open()  # a wrong --memory-dir fails now, with the CLI's message, not on the first call
-    elif not os.path.isdir(memories.root or ""):
-        raise UsageError(f"mcp: --root {root} is not a directory")
+    memories = served(memory_dir, root, "mcp")  # an agent's call approves nothing
     if tokens_file and not (http and root):
         raise UsageError("mcp: --tokens gives each agent its own token: it needs --http and --root DIR")
-    tokens = load_tokens(tokens_file) if tokens_file else {}
+    tokens = auth.load_tokens(tokens_file, "mcp") if tokens_file else {}
     # Taken out of the environment: git hooks, a dream the post-commit hook starts, and
     # anything else this server runs never see it (a dream agent could call us with it).
     token = os.environ.pop(TOKEN_ENV, None) or None
     if token:
         register_secret(token)
         tokens[token.encode()] = None  # the server's own token: every agent
-    if http and not is_loopback(host) and not tokens:
-        raise UsageError(f"mcp: serving on {host} (not loopback) needs a bearer token: set {TOKEN_ENV} "
-                         "(or --tokens FILE with --root), and give it to clients as Authorization: Bearer <token>")
+    if http:
+        auth.check_bind(host, bool(tokens), "mcp", f"set {TOKEN_ENV} (or --tokens FILE with --root), and give "
+                        "it to clients as Authorization: Bearer <token>")
     # One plain line per message on stderr (the SDK logs only what is worth a warning).
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
     server = MemoryServer(memories, adopt=adopt)
     server.watcher.poll()  # the baseline: changes from here on are notified
     if http:
-        origins = [o.strip() for o in (os.environ.get(ORIGINS_ENV) or "").split(",") if o.strip()]
-        anyio.run(server.serve_http, host, port, tokens, origins)
+        anyio.run(server.serve_http, host, port, tokens, extra_origins(ORIGINS_ENV))
     else:
         anyio.run(server.serve_stdio)
     return 0

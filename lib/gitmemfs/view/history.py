@@ -107,8 +107,9 @@ def classify(email: str, trailers: dict[str, list[str]], agents: set[str]) -> st
 
 
 def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: str | None = None,
-        op: str | None = None, dreams: bool = False, rev: str | None = None) -> LogResult:
-    """The memory's commits, newest first, as `Entry` objects."""
+        op: str | None = None, dreams: bool = False, rev: str | None = None, skip: int = 0) -> LogResult:
+    """The memory's commits, newest first, as `Entry` objects (`skip`: after the first
+    `skip` of them, for a page of a long history: git walks past them, unparsed)."""
     sha = resolve(repo, rev)
     if sha is None:
         return LogResult([], paths, False)
@@ -119,6 +120,8 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
         if n < 1:
             raise UsageError("log: -n must be at least 1")
         args.append(f"-n{n}")
+    if skip:
+        args.append(f"--skip={int(skip)}")
     if since:
         if since.startswith("-") or "\n" in since:
             raise UsageError(f"log: --since takes a date such as '2 weeks ago' or 2026-01-31, got {since!r}")
@@ -142,7 +145,7 @@ def log(repo: Repo, paths: Sequence[str] = (), *, n: int | None = None, since: s
             _dream_details(repo, listed)
         return LogResult(listed, paths, False)
     path = paths[0].strip().strip("/")
-    if op or since:  # filtered: the oldest commit listed need not be the file's first
+    if op or since or skip:  # filtered or paged: the oldest commit listed need not be the file's first
         return LogResult(_entries(repo, [*args, "--follow", sha, "--", path], agents), paths, True)
     # Follow renames ourselves: a plain path-limited log can use the commit-graph's
     # changed-path filters (--follow cannot), and a rename is found only where the

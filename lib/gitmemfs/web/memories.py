@@ -20,6 +20,7 @@ import os
 import re
 import threading
 
+from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.repo import Repo, open_repo, read_config
 
@@ -117,3 +118,16 @@ def _stamp(repo: Repo) -> tuple[float, ...]:
         except OSError:
             out.append(-1)
     return tuple(out)
+
+
+def served(memory_dir: str | None, root: str | None, tool: str) -> Memories:
+    """The memories a server is started on, checked before it listens. A request
+    approves nothing, whoever started the server: approvals leave the environment."""
+    for var in approval.VARS:
+        os.environ.pop(var, None)
+    memories = Memories(memory_dir, root)
+    if root is None:
+        memories.open()  # a wrong --memory-dir fails now, with the CLI's message, not on the first call
+    elif not os.path.isdir(memories.root or ""):
+        raise UsageError(f"{tool}: --root {root} is not a directory")
+    return memories

@@ -1,0 +1,117 @@
+"""What waits for the person: one list, whatever kind each item is.
+
+A kind is a `Source`: `items(repo)` lists its pending items, `accept`, `reject` take
+one back out through that kind's own operation. Today's kind is the kept dream run
+(`git dream finish ID --merge` to accept, `git dream drop ID --note` to reject);
+proposals (refs/memory/proposals/) become a second Source beside it.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable, Protocol
+
+from gitmemfs.core import layout as layouts
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.snapshot import load
+from gitmemfs.dream import manage
+from gitmemfs.view import compile as compiler
+from gitmemfs.view import tokens
+from gitmemfs.view.history import tree_diff
+
+CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
+
+
+class Item:
+    """One pending change, as the page shows it."""
+
+    def __init__(self, kind: str, ident: str, title: str, why: str, *, head: str | None, work: str | None,
+                 merge: str | None, conflicts: list[str], problems: list[dict[str, Any]],
+                 can_accept: bool, commits: int = 0):
+        self.kind = kind
+        self.id = ident
+        self.title = title
+        self.why = why
+        self.head = head  # today's main
+        self.work = work  # the item's own last commit
+        self.merge = merge  # a commit with the result of accepting it (None: it conflicts)
+        self.conflicts = conflicts
+        self.problems = problems
+        self.can_accept = can_accept  # a conflict may still merge: finish replays onto main first
+        self.commits = commits
+
+    @property
+    def verdict(self) -> str:
+        if self.conflicts:
+            return "conflicts with today's main"
+        return "passes the memory rules" if not self.problems else f"breaks {len(self.problems)} rule(s)"
+
+    def diff(self, repo: Repo) -> list[Any]:
+        return tree_diff(repo, self.head, self.merge) if self.merge and self.head else []
+
+    def tokens(self, repo: Repo) -> tuple[int, int] | None:
+        """The compiled prompt's tokens today and after accepting."""
+        if not self.merge or not self.head:
+            return None
+        return prompt_tokens(repo, self.head), prompt_tokens(repo, self.merge)
+
+
+class Source(Protocol):
+    kind: str
+
+    def items(self, repo: Repo) -> list[Item]: ...
+
+    def accept(self, repo: Repo, ident: str) -> Any: ...
+
+    def reject(self, repo: Repo, ident: str, note: str) -> Any: ...
+
+
+class Dreams:
+    """Kept dream runs: the work a dream left for a person."""
+
+    kind = "dream"
+
+    def items(self, repo: Repo) -> list[Item]:
+        found = []
+        for run in manage.list_runs(repo).extra["runs"]:
+            if not run.get("head") or run.get("status") == "running":
+                continue
+            look = manage.preview(repo, run["id"])
+            found.append(Item("dream", run["id"], f"dream {run['id']}", run.get("why") or "",
+                              head=look["head"], work=look["work"], merge=look["merge"],
+                              conflicts=look["conflicts"], problems=look["problems"],
+                              can_accept=bool(run.get("merge_command")), commits=int(run.get("commits") or 0)))
+        return found
+
+    def accept(self, repo: Repo, ident: str) -> Any:
+        return manage.finish(repo, ident, merge=True)
+
+    def reject(self, repo: Repo, ident: str, note: str) -> Any:
+        return manage.drop(repo, ident, note=note)
+
+
+SOURCES: list[Source] = [Dreams()]
+
+
+def every(repo: Repo) -> list[Item]:
+    return [item for source in SOURCES for item in source.items(repo)]
+
+
+def source(kind: str) -> Source:
+    for s in SOURCES:
+        if s.kind == kind:
+            return s
+    raise MemfsError(f"review: no pending kind {kind!r}")
+
+
+def act(repo: Repo, kind: str, ident: str, action: str, note: str = "") -> Any:
+    how: dict[str, Callable[[], Any]] = {"accept": lambda: source(kind).accept(repo, ident),
+                                         "reject": lambda: source(kind).reject(repo, ident, note)}
+    return how[action]()
+
+
+def prompt_tokens(repo: Repo, rev: str) -> int:
+    snap = load(repo.root, rev)
+    layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
+    return tokens.count(projection, snap.revision, None, layout).total_tokens

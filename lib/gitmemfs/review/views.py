@@ -1,0 +1,176 @@
+"""What each view of the page shows, read through the operations (view/, dream/, remote/).
+
+Every function takes an open Repo and returns plain data for a template; nothing here
+writes. Large memories stay fast: the overview reads one snapshot and one compile, the
+history reads one page of `git log` (--skip/-n), the plots sample at most PLOT_POINTS
+commits.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from gitmemfs.core import constraints
+from gitmemfs.core import layout as layouts
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.repo import Repo
+from gitmemfs.core.snapshot import is_hidden, load, read_doc
+from gitmemfs.dream import state
+from gitmemfs.remote.status import status
+from gitmemfs.review import pending
+from gitmemfs.view import compile as compiler
+from gitmemfs.view import history, tokens
+from gitmemfs.view.search import search as ranked_search
+
+PAGE = 50  # commits per history page
+SCAN = 2000  # commits a kind filter looks through per page at most
+PLOT_POINTS = 40
+KINDS = ("agent", "dream", "human")
+
+
+def _layout(repo: Repo, snap: Any) -> str:
+    try:
+        return compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
+    except ValueError as exc:
+        raise MemfsError(f"{exc}; fix it with git config memory.layout letta") from None
+
+
+def limits_of(snap: Any, layout: str) -> constraints.Constraints:
+    entry = next((e for e in snap.files if e.path == constraints.FILE), None)
+    data = snap.read([entry]).get(entry.oid) if entry else None
+    try:
+        found = constraints.load(data, layout)
+    except constraints.ConstraintsError:
+        found = None
+    return found or constraints.Constraints({}, present=False)
+
+
+# The prompt's figures of the last few commits shown: a commit never changes, and the
+# overview is the page a person reloads (a 10,000-file compile is most of its time).
+_PROMPTS: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
+_PROMPTS_KEPT = 8
+_PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
+
+
+def prompt(repo: Repo) -> dict[str, Any]:
+    """The compiled prompt's size against its limits, per pinned file, at HEAD."""
+    # A commit and the configured layout decide everything below: look before listing it.
+    key = (repo.root, repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
+    with _PROMPTS_LOCK:
+        if key in _PROMPTS:
+            return _PROMPTS[key]
+    snap = load(repo.root, key[1] or "HEAD")
+    layout = _layout(repo, snap)
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout)
+    report = tokens.count(projection, snap.revision, None, layout)
+    limits = limits_of(snap, layout)
+    rows = []
+    for f in report.files:
+        if f.in_context:
+            limit = limits.limit_for(f.path)[0]
+            rows.append((f.path, f.tokens, tokens.estimate(limit) if limit else None))
+    found = {"revision": snap.revision, "layout": layout, "total": report.total_tokens,
+             "budget": tokens.estimate(limits.max_core), "limits": limits, "rows": rows[:40],
+             "pinned": sum(1 for f in report.files if f.in_context), "files": len(snap.files)}
+    with _PROMPTS_LOCK:
+        _PROMPTS[key] = found
+        while len(_PROMPTS) > _PROMPTS_KEPT:
+            _PROMPTS.popitem(last=False)
+    return found
+
+
+def overview(repo: Repo) -> dict[str, Any]:
+    with ThreadPoolExecutor(1) as pool:  # git status works while the prompt compiles
+        sync = pool.submit(lambda: status(Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))))
+        found = prompt(repo)
+        items = pending.every(repo)
+        return {**found, "pending": items, "dream": last_dream(repo), "sync": sync.result().data}
+
+
+def last_dream(repo: Repo) -> dict[str, Any] | None:
+    dirs = state.Dirs(repo.common_dir)
+    ids = state.record_ids(dirs)
+    return (state.load_record(dirs, ids[-1]) or {"id": ids[-1]}) if ids else None
+
+
+def files(repo: Repo) -> dict[str, Any]:
+    snap = load(repo.root, "HEAD")
+    layout = _layout(repo, snap)
+    shown = [e.path for e in snap.files if not is_hidden(e.path)]
+    pinned = [p for p in shown if layouts.is_core(p, layout)]
+    return {"pinned": pinned, "external": [p for p in shown if p not in set(pinned)], "layout": layout}
+
+
+def one_file(repo: Repo, path: str) -> dict[str, Any]:
+    shown = history.show(repo, path)
+    doc = read_doc(shown.path, shown.data)
+    meta = {}
+    text = shown.data.decode("utf-8", "replace")
+    if text.startswith("---\n") and "\n---" in text[4:]:
+        head = text[4:].split("\n---", 1)[0]
+        meta = {"raw": head}
+    return {"path": shown.path, "doc": doc, "frontmatter": meta.get("raw"),
+            "log": history.log(repo, [shown.path], n=50).entries}
+
+
+def timeline(repo: Repo, page: int, path: str = "", kind: str = "", op: str = "") -> dict[str, Any]:
+    paths = [path] if path else []
+    skip = page * PAGE
+    if kind not in KINDS:
+        found = history.log(repo, paths, n=PAGE + 1, skip=skip, op=op or None).entries
+    else:  # the kind is read from each commit, so look through a window of them
+        found, seen, wanted = [], 0, skip + PAGE + 1
+        while len(found) < wanted and seen < skip + SCAN:
+            chunk = history.log(repo, paths, n=500, skip=seen, op=op or None).entries
+            if not chunk:
+                break
+            seen += len(chunk)
+            found += [e for e in chunk if e.kind == kind]
+        found = found[skip:]
+    return {"entries": found[:PAGE], "more": len(found) > PAGE, "page": page,
+            "path": path, "kind": kind, "op": op}
+
+
+def commit(repo: Repo, sha: str) -> dict[str, Any]:
+    entries = history.log(repo, n=1, rev=sha).entries
+    if not entries:
+        raise MemfsError(f"review: no commit {sha[:12]} in this memory")
+    entry = entries[0]
+    parent = entry.parents[0] if entry.parents else None
+    return {"entry": entry, "diff": history.tree_diff(repo, parent, entry.sha)}
+
+
+def find(repo: Repo, query: str, in_history: bool) -> Any:
+    return ranked_search(repo, query, history=in_history, limit=30) if query.strip() else None
+
+
+def plots(repo: Repo) -> dict[str, Any]:
+    """Size over time (pinned vs external, tokens of the files) and edits per week by kind."""
+    res = repo.git("log", "--first-parent", "--format=%H %ct", check=False)
+    commits = [line.split() for line in res.lines() if line.strip()][::-1]
+    step = max(1, len(commits) // PLOT_POINTS)
+    picked = commits[::step][-PLOT_POINTS:] if commits else []
+    if commits and picked[-1] != commits[-1]:
+        picked.append(commits[-1])
+    size = []
+    for sha, when in picked:
+        listing = repo.git("ls-tree", "-r", "-l", "-z", "--full-tree", sha).out.split("\0")
+        has_index = any(line.endswith("\t" + layouts.INDEX) for line in listing)
+        snap_layout = layouts.detect(repo.cfg(layouts.CONFIG_KEY), has_index)
+        parts = {"pinned": 0, "external": 0}
+        for line in listing:
+            meta, _, path = line.partition("\t")
+            bits = meta.split()
+            if len(bits) == 4 and bits[1] == "blob" and bits[3].isdigit() and not is_hidden(path):
+                parts["pinned" if layouts.is_core(path, snap_layout) else "external"] += tokens.estimate(int(bits[3]))
+        size.append((time.strftime("%m-%d", time.gmtime(int(when))), parts))
+    weeks: dict[str, dict[str, int]] = {}
+    for e in history.log(repo, n=5000).entries:
+        week = time.strftime("%G-W%V", time.gmtime(e.time))
+        weeks.setdefault(week, {}).setdefault(e.kind, 0)
+        weeks[week][e.kind] += 1
+    return {"size": size, "weeks": sorted(weeks.items())[-26:]}

@@ -1,0 +1,11 @@
+"""The HTTP plumbing every server of ours shares (`git memory mcp --http`, `review`, later `serve`).
+
+    auth.py      tokens and keys: generation, constant-time matching, hashes for stored keys,
+                 a --tokens file, where a loopback-only server may bind
+    hosts.py     the Host and Origin a request may carry (DNS rebinding, cross-site requests)
+    gate.py      the ASGI wrapper that answers 401 / 403 / 404 before the app sees a request
+    listen.py    the listening socket (loopback unless told, any free port with 0)
+    memories.py  which memory repository a request names (one, or one per agent under --root)
+
+One copy of each: a server adds its own routes, never its own checks.
+"""

@@ -1,0 +1,405 @@
+"""`git memory review` in a real browser: headless Chromium (Debian's `chromium`, driven by
+Playwright with that executable, never a downloaded one) against the server started as
+`git memory review` from bin/. The person clicks accept, reject and revert, and the
+repository afterwards holds what the CLI would have made; an agent's planted script
+never runs; cross-site posts and a rebound Host are refused."""
+from __future__ import annotations
+
+import http.client
+import http.server
+import json
+import os
+import re
+import subprocess
+import threading
+import urllib.parse
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from conftest import commit_all, fast_import, git, head, memfile, memory, snapshot, write
+from dreamkit import dream, dream_json, kept, landlock
+
+pytest.importorskip("starlette", reason="the [review] extra is not installed")
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+SCREENSHOTS = "GIT_MEMFS_SCREENSHOTS"  # set by `make screenshots`: refresh docs/review.png
+PROPOSE = 'git memory create notes/{name}.md "{body}" -d "{desc}" -m "{reason}"'
+
+
+@contextmanager
+def review(*args: str, cwd: Path, env: dict[str, str] | None = None, browse: bool = False) -> Iterator[dict[str, Any]]:
+    """The server as a person starts it; yields its --json line (url, port, login_file)."""
+    flags = [] if browse else ["--no-browser"]
+    proc = subprocess.Popen(["git-memory", "review", *flags, "--json", *args], cwd=cwd, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env={**os.environ, **(env or {})})
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line, proc.stderr.read() if proc.stderr else ""
+        info = json.loads(line)
+        info["token"] = urllib.parse.parse_qs(urllib.parse.urlsplit(info["url"]).query)["token"][0]
+        info["base"] = info["url"].split("/?")[0]
+        info["proc"] = proc
+        yield info
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    """A fresh headless Chromium profile; the page it opens."""
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.skip(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the [dev] extra)")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=CHROMIUM, headless=True, args=FLAGS,
+            viewport={"width": 1200, "height": 900})
+        try:
+            yield context.new_page()
+        finally:
+            context.close()
+
+
+def request(info: dict[str, Any], method: str, path: str, *, body: dict[str, str] | None = None,
+            headers: dict[str, str] | None = None, cookie: bool = True) -> tuple[int, str]:
+    """One raw HTTP request to the server, headers exactly as given (Host included)."""
+    conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=60)
+    sent = {"Host": f"127.0.0.1:{info['port']}", **(headers or {})}
+    if cookie:
+        sent["Cookie"] = f"gitmemfs_review_{info['port']}={info['token']}"
+    data = urllib.parse.urlencode(body).encode() if body is not None else None
+    if data is not None:
+        sent.update({"Content-Type": "application/x-www-form-urlencoded", "Content-Length": str(len(data))})
+    conn.putrequest(method, path, skip_host=True)
+    for k, v in sent.items():
+        conn.putheader(k, v)
+    conn.endheaders(data)
+    res = conn.getresponse()
+    text = res.read().decode()
+    conn.close()
+    return res.status, text
+
+
+def pending_dream(repo: Path, name: str) -> str:
+    """A dream run left for review (dream.merge=explicit) that adds notes/<name>.md."""
+    cmd = PROPOSE.format(name=name, body=f"Dreamed {name}.", desc=f"About {name}", reason=f"Add {name}")
+    out = dream_json(repo, "--agent", cmd, "--merge", "explicit", code=0)
+    assert out["status"] == "pending"
+    return str(out["id"])
+
+
+def form_token(page: Any) -> str:
+    return str(page.get_attribute("input[name=form_token]", "value"))
+
+
+# -- accept, reject, revert -------------------------------------------------------------------
+
+@landlock
+def test_accept_and_reject_in_the_browser_leave_what_the_cli_would(repo: Path, browser: Any) -> None:
+    one, two = pending_dream(repo, "first"), pending_dream(repo, "second")
+    with review(cwd=repo) as info:
+        browser.goto(info["url"])
+        assert browser.url == info["base"] + "/", "the token leaves the address bar"
+        assert "2 item(s)" in browser.inner_text("main")
+        if os.environ.get(SCREENSHOTS):
+            browser.screenshot(path=str(DOCS / "review.png"), full_page=True)
+        browser.click("nav >> text=Pending")
+        section = browser.locator(f"#item-{one}")
+        if os.environ.get(SCREENSHOTS):
+            browser.screenshot(path=str(DOCS / "review-pending.png"), full_page=True)
+        assert "passes the memory rules" in section.inner_text()
+        assert "Dreamed first." in section.inner_text() and "(+" in section.inner_text()
+        section.locator("button.accept").click()
+        assert "Dreamed and merged 1 commit" in browser.inner_text("#result")
+        browser.click("nav >> text=Pending")
+        other = browser.locator(f"#item-{two}")
+        other.locator("input[name=note]").fill("Not needed: first covers it")
+        other.locator("button.reject").click()
+        assert f"Dropped dream {two}" in browser.inner_text("#result")
+    # Accept: the merge `git dream finish ID --merge` makes, by the person.
+    subject, trailers, author = git("log", "-1", "--format=%s%x00%(trailers:only)%x00%ae", cwd=repo).stdout.split("\0")
+    assert subject.startswith("merge(dream): Add first") and f"Dream-Id: {one}" in trailers
+    assert author.strip() == git("config", "user.email", cwd=repo).stdout.strip()
+    assert (repo / "notes/first.md").exists() and not (repo / "notes/second.md").exists()
+    assert kept(repo, one) is None and kept(repo, two) is None
+    # Reject: `git dream drop ID --note`; the record keeps the note.
+    runs = {r["id"]: r for r in json.loads(dream(repo, "list", "--all", "--json").stdout)["runs"]}
+    assert runs[two]["status"] == "dropped" and runs[two]["note"] == "Not needed: first covers it"
+    assert runs[one]["status"] == "merged"
+
+
+@landlock
+def test_revert_a_merged_dream_in_the_browser_goes_through_undo(repo: Path, browser: Any) -> None:
+    ident = pending_dream(repo, "third")
+    dream_json(repo, "finish", ident, "--merge", code=0)
+    merge = head(repo)
+    with review(cwd=repo) as info:
+        browser.goto(info["url"])
+        browser.click("text=its merge: diff, revert")  # from the overview's last dream
+        assert merge in browser.url
+        browser.click("nav >> text=History")
+        browser.locator(".timeline a", has_text=merge[:7]).click()
+        assert "merge(dream): Add third" in browser.inner_text("h1")
+        browser.fill("input[name=reason]", "The dream's note was wrong")
+        browser.click("#revert")
+        assert "Memory undo committed" in browser.inner_text("#result")
+    # What `git memory undo --dream ID -m …` commits: the whole dream taken back.
+    message = git("log", "-1", "--format=%B", cwd=repo).stdout
+    assert message.startswith("The dream's note was wrong") and f"Memory-Undoes: {merge}" in message
+    assert "Memory-Op: undo" in message and not (repo / "notes/third.md").exists()
+
+
+def test_a_revert_the_rules_refuse_is_shown_and_changes_nothing(mem: Path, browser: Any) -> None:
+    write(mem, "system/rules.md", memfile("Ground rules", "Share everything.\n", "read_only: true"))
+    commit_all(mem, "a person's change to the rules")
+    before = snapshot(mem)
+    with review(cwd=mem) as info:
+        browser.goto(info["base"] + f"/commit/{before[0]}?token={info['token']}")
+        browser.fill("input[name=reason]", "try to take it back")
+        browser.click("#revert")
+        assert "Refused" in browser.inner_text("h1") and "read_only" in browser.inner_text("#result")
+    assert snapshot(mem) == before
+
+
+# -- hostile memory text -----------------------------------------------------------------------
+
+PLANTED = """\
+<script>window.__pwned = "script"</script>
+<img src=x onerror="window.__pwned = 'onerror'">
+<svg onload="window.__pwned = 'svg'"><circle r=5 /></svg>
+[click me](javascript:window.__pwned='link') [data](data:text/html,<script>alert(1)</script>)
+<a href="javascript:window.__pwned='raw-link'">raw</a> <style>body { display: none }</style>
+<iframe src="javascript:parent.__pwned='iframe'"></iframe>
+"""
+
+
+def test_script_an_agent_planted_never_runs(mem: Path, browser: Any) -> None:
+    write(mem, "notes/evil.md", memfile('<script>window.__pwned="desc"</script>', PLANTED))
+    commit_all(mem, '<img src=x onerror="window.__pwned=\'subject\'"> planted')
+    evil = head(mem)
+    with review(cwd=mem) as info:
+        dialogs: list[str] = []
+        browser.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        browser.goto(info["url"])
+        for path in ("/files?path=notes/evil.md", "/history", f"/commit/{evil}", "/search?q=pwned", "/files"):
+            browser.goto(info["base"] + path)
+            assert browser.evaluate("window.__pwned") is None, path
+            assert browser.locator("script, iframe, svg [onload], img[onerror], style").count() == 0, path
+            hrefs = browser.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+            assert not [h for h in hrefs if re.match(r"\s*(javascript|data|vbscript):", h, re.I)], path
+        browser.goto(info["base"] + "/files?path=notes/evil.md")
+        shown = browser.inner_text("article")
+        assert "<script>" in shown and "javascript:" in shown, "hostile text is shown as text"
+        # All links the planted text made are inert, and clicking them runs nothing.
+        browser.click("text=click me") if browser.locator("a", has_text="click me").count() else None
+        assert browser.evaluate("window.__pwned") is None and dialogs == []
+        status, _ = request(info, "GET", "/files?path=notes/evil.md")
+        conn = http.client.HTTPConnection("127.0.0.1", info["port"], timeout=30)
+        conn.request("GET", "/", headers={"Cookie": f"gitmemfs_review_{info['port']}={info['token']}"})
+        csp = conn.getresponse().getheader("content-security-policy") or ""
+        conn.close()
+    assert status == 200
+    assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "default-src 'none'" in csp
+
+
+# -- CSRF, DNS rebinding, the token --------------------------------------------------------------
+
+class Attacker(http.server.BaseHTTPRequestHandler):
+    """Another origin on this machine: a page that posts to the review server when opened."""
+
+    target = ""
+
+    def do_GET(self) -> None:
+        page = (f'<form id="f" method="post" action="{self.target}"><input name="form_token" value="guess">'
+                '</form><script>document.getElementById("f").submit()</script>').encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(len(page)))
+        self.end_headers()
+        self.wfile.write(page)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@landlock
+def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
+    ident = pending_dream(repo, "csrf")
+    before = snapshot(repo)
+    with review(cwd=repo) as info:
+        accept = f"/pending/dream/{ident}/accept"
+        browser.goto(info["url"])  # the person is logged in: the browser holds the cookie
+        # A page on another port of 127.0.0.1 (same site, other origin) submits the form.
+        Attacker.target = info["base"] + accept
+        evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
+        threading.Thread(target=evil.serve_forever, daemon=True).start()
+        try:
+            browser.goto(f"http://127.0.0.1:{evil.server_address[1]}/")
+            browser.wait_for_load_state()
+            assert "must come from the review page" in browser.inner_text("body")
+        finally:
+            evil.shutdown()
+            evil.server_close()
+        browser.goto(info["base"] + "/pending")
+        token = form_token(browser)
+        origin = {"Origin": info["base"]}
+        assert request(info, "POST", accept, body={}, headers=origin)[0] == 403  # no form token
+        assert request(info, "POST", accept, body={"form_token": "x" * 64}, headers=origin)[0] == 403
+        assert request(info, "POST", accept, body={"form_token": token})[0] == 403  # no Origin
+        assert request(info, "POST", accept, body={"form_token": token},
+                       headers={"Origin": "http://evil.example"})[0] == 403
+        assert request(info, "POST", accept, body={"form_token": token}, headers=origin, cookie=False)[0] == 401
+        assert snapshot(repo) == before and kept(repo, ident)
+        # The same request from the page itself goes through.
+        status, text = request(info, "POST", accept, body={"form_token": token}, headers=origin)
+    assert status == 200 and "Dreamed and merged" in text, text
+    assert (repo / "notes/csrf.md").exists()
+
+
+def test_a_rebound_host_is_refused(mem: Path) -> None:
+    with review(cwd=mem) as info:
+        rebound = {"Host": f"evil.example:{info['port']}"}
+        status, text = request(info, "GET", "/", headers=rebound)
+        assert status == 403 and "DNS rebinding" in text
+        status, _ = request(info, "GET", f"/?token={info['token']}", headers=rebound, cookie=False)
+        assert status == 403
+        commit = head(mem)
+        status, _ = request(info, "POST", f"/commit/{commit}/revert", headers={**rebound,
+                            "Origin": f"http://evil.example:{info['port']}"}, body={"reason": "x"})
+        assert status == 403
+        assert request(info, "GET", "/", headers={"Host": f"localhost:{info['port']}"})[0] == 200
+    assert head(mem) == commit
+
+
+def test_the_token_logs_in_once_and_stays_out_of_reach(mem: Path, browser: Any) -> None:
+    with review(cwd=mem) as info:
+        assert info["login_file"] is None, "--no-browser writes no file with the token"
+        assert request(info, "GET", "/", cookie=False)[0] == 401
+        assert request(info, "GET", "/?token=" + "x" * 43, cookie=False)[0] == 401
+        browser.goto(info["url"])
+        assert browser.url == info["base"] + "/"
+        assert browser.evaluate("document.cookie") == "", "HttpOnly: no script reads the session"
+        cookie = next(c for c in browser.context.cookies() if c["name"] == f"gitmemfs_review_{info['port']}")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+        proc = info["proc"]
+        cmdline = Path(f"/proc/{proc.pid}/cmdline").read_bytes()
+        environ = Path(f"/proc/{proc.pid}/environ").read_bytes()
+        assert info["token"].encode() not in cmdline and info["token"].encode() not in environ
+
+
+FAKE_BROWSER = """\
+#!/bin/sh
+# What a browser would see: its argv, and the file it was asked to open (mode, text).
+file=${1#file://}
+stat -c %a "$file" > "$OUT/mode.tmp"; stat -c %a "$(dirname "$file")" >> "$OUT/mode.tmp"
+cp "$file" "$OUT/page.html"; printf '%s\\n' "$@" > "$OUT/argv.tmp"
+mv "$OUT/mode.tmp" "$OUT/mode"; mv "$OUT/argv.tmp" "$OUT/argv"
+"""
+
+
+def test_the_browser_is_opened_on_a_private_file_never_on_the_token(mem: Path, tmp_path: Path) -> None:
+    fake = write(tmp_path, "browser.sh", FAKE_BROWSER)
+    fake.chmod(0o755)
+    out = tmp_path / "seen"
+    out.mkdir()
+    with review(cwd=mem, browse=True, env={"BROWSER": f"{fake} %s", "OUT": str(out)}) as info:
+        login = Path(info["login_file"])
+        for _ in range(600):  # the browser runs beside the server; wait for what it saw
+            if (out / "argv").exists() and (out / "mode").exists():
+                break
+            threading.Event().wait(0.1)
+        argv = (out / "argv").read_text()
+        assert argv.strip() == f"file://{login}" and info["token"] not in argv
+        assert (out / "mode").read_text().split() == ["600", "700"]
+        assert info["url"] in (out / "page.html").read_text()
+        assert login.exists()
+        assert request(info, "GET", f"/?token={info['token']}", cookie=False)[0] == 303
+        assert not login.exists(), "the file goes as soon as a browser has logged in"
+
+
+def test_beyond_loopback_only_with_a_token(mem: Path) -> None:
+    out = memory("review", "--no-browser", "--host", "0.0.0.0", cwd=mem)
+    assert out.returncode == 2 and "needs a token" in out.stderr and "GIT_MEMORY_REVIEW_TOKEN" in out.stderr
+
+
+# -- the views ---------------------------------------------------------------------------------
+
+def test_every_view_of_a_memory_and_of_a_root(tmp_path: Path, browser: Any) -> None:
+    root = tmp_path / "agents"
+    for agent in ("ada", "bob"):
+        assert memory("init", str(root / agent), cwd=tmp_path).returncode == 0
+        write(root / agent, "system/project.md", memfile(f"{agent}'s project", f"{agent} works on **memfs**.\n"))
+        commit_all(root / agent, f"{agent} notes the project")
+    with review("--root", str(root), cwd=tmp_path) as info:
+        browser.goto(info["url"])
+        assert {"ada", "bob"} <= set(browser.inner_text("main").split())
+        browser.click("text=bob")
+        assert "At a glance" in browser.inner_text("h1") and "system/project.md" in browser.inner_text("main")
+        for name, expect in (("Files", "Pinned"), ("History", "bob notes the project"), ("Pending", "Nothing"),
+                             ("Plots", "Edits per week")):
+            browser.click(f"nav >> text={name}")
+            assert expect in browser.inner_text("main"), name
+        browser.goto(info["base"] + "/a/bob/files?path=system/project.md")
+        assert browser.locator("article strong").inner_text() == "memfs"
+        browser.goto(info["base"] + "/a/bob/search?q=memfs")
+        assert "system/project.md" in browser.inner_text("main")
+        browser.goto(info["base"] + "/a/bob/history?author=human")
+        assert "bob notes the project" in browser.inner_text("main")
+        browser.goto(info["base"] + "/a/bob/history?author=dream")
+        assert "No commits match" in browser.inner_text("main")
+        assert request(info, "GET", "/a/..%2Fada/")[0] in (400, 404)
+
+
+@landlock
+def test_a_stale_item_is_checked_against_todays_main_and_its_conflict_shown(mem: Path) -> None:
+    cmd = ('git memory str_replace system/contacts.md "Sarah: +1-555-0100" "Sarah: +1-555-0177" '
+           '-m "Sarah has a new number"')
+    ident = dream_json(mem, "--agent", cmd, "--merge", "explicit", code=0)["id"]
+    assert memory("str_replace", "system/contacts.md", "Sarah: +1-555-0100", "Sarah: moved abroad",
+                  "-m", "Sarah moved", cwd=mem).returncode == 0
+    with review(cwd=mem) as info:
+        status, text = request(info, "GET", "/pending")
+    assert status == 200 and f"item-{ident}" in text
+    assert "conflicts with today&#39;s main" in text and "system/contacts.md" in text.split("conflicting paths")[1]
+
+
+@landlock
+def test_dream_drop_note_is_the_cli_side_of_reject(repo: Path) -> None:
+    ident = pending_dream(repo, "noted")
+    out = dream(repo, "drop", ident, "--note", "Duplicate of an older note")
+    assert out.returncode == 0 and "keeps your note" in out.stdout
+    shown = json.loads(dream(repo, "show", ident, "--json").stdout)
+    assert shown["status"] == "dropped" and shown["note"] == "Duplicate of an older note"
+    assert kept(repo, ident) is None and shown["dropped"]
+    assert json.loads(dream(repo, "list", "--json").stdout)["runs"] == [], "a dropped run holds no work"
+
+
+def test_history_pages_filters_and_word_level_diffs(repo: Path) -> None:
+    history = [({"reference/log.md": memfile("A log", f"The backup runs at {n:02d}:00 daily.\n")},
+                f"backup at {n:02d}:00\n\nMemory-Op: str_replace\nMemory-Path: reference/log.md")
+               for n in range(120)]
+    fast_import(repo, history)
+    write(repo, "system/rules.md", memfile("Ground rules", "Never share secrets.\n", "read_only: true"))
+    commit_all(repo, "a person adds the rules")
+    with review(cwd=repo) as info:
+        first = request(info, "GET", "/history")[1]
+        assert first.count('<a href="/commit/') == 50 and "page=1" in first and "a person adds the rules" in first
+        third = request(info, "GET", "/history?page=2")[1]  # 122 commits: init, 120, the rules
+        assert third.count('<a href="/commit/') == 22 and "page=3" not in third and "page=1" in third
+        last = request(info, "GET", "/history?page=2&op=str_replace")[1]
+        assert last.count('<a href="/commit/') == 20 and "page=3" not in last and "backup at 00:00" in last
+        assert "a person adds the rules" not in last
+        changed = head(repo) + "~1"
+        sha = git("rev-parse", changed, cwd=repo).stdout.strip()
+        diff = request(info, "GET", f"/commit/{sha}")[1]
+        assert "The backup runs at <del>118</del>:00 daily." in diff
+        assert "The backup runs at <ins>119</ins>:00 daily." in diff
+        rules = request(info, "GET", "/files?path=system/rules.md")[1]
+        assert 'class="badge ro">read_only' in rules and "a person adds the rules" in rules
