@@ -7,17 +7,13 @@ proposals (refs/memory/proposals/) become a second Source beside it.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Protocol
 
-from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.snapshot import load
 from gitmemfs.dream import manage
-from gitmemfs.view import compile as compiler
-from gitmemfs.view import tokens
 from gitmemfs.view.history import tree_diff
+from gitmemfs.view.tokens import prompt_tokens
 
 CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
 
@@ -108,10 +104,3 @@ def act(repo: Repo, kind: str, ident: str, action: str, note: str = "") -> Any:
     how: dict[str, Callable[[], Any]] = {"accept": lambda: source(kind).accept(repo, ident),
                                          "reject": lambda: source(kind).reject(repo, ident, note)}
     return how[action]()
-
-
-def prompt_tokens(repo: Repo, rev: str) -> int:
-    snap = load(repo.root, rev)
-    layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
-    return tokens.count(projection, snap.revision, None, layout).total_tokens

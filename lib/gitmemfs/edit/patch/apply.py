@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core import approval, memfile, paths, rules
 from gitmemfs.core import layout as layouts
-from gitmemfs.core import memfile, paths, rules
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.paths import PathError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.writer import Change, WriteSession
-from gitmemfs.edit.editor import require_reason
+from gitmemfs.core.writer import Change, WriteSession, person_only
+from gitmemfs.edit.editor import proposed, require_reason
 from gitmemfs.edit.patch.grammar import TOOL, AddOp, DeleteOp, Op, PatchError, UpdateOp, fail, parse
 from gitmemfs.edit.patch.hunks import apply_hunks
 
@@ -63,7 +63,10 @@ def apply(repo: Repo, text: str, reason: str) -> Outcome:
         touched = [ch.path for ch in changes]
         sha = session.commit(changes, op="apply_patch", reason=reason, label=TOOL,
                              paths=[p for p in plan.affected if p in touched])
-    return Outcome(f"{TOOL} committed ({sha[:7]}).", sha, [p for p in plan.affected if p in touched])
+    affected = [p for p in plan.affected if p in touched]
+    if repo.proposed:
+        return proposed(repo, "apply_patch", sha, affected)
+    return Outcome(f"{TOOL} committed ({sha[:7]}).", sha, affected)
 
 
 class Plan:
@@ -146,7 +149,7 @@ class Plan:
                        "Add or Update of a file with Updates of it")
         self.index_stays(rel)
         if rules.is_protected(data):
-            raise fail(f"{rel} is read_only and cannot be modified")
+            person_only(self.session.repo, f"{TOOL}: {rel} is read_only and cannot be modified", approval.PROTECT)
         self.put(rel, None, "deleted", op.line)
 
     def update(self, op: UpdateOp) -> None:
@@ -154,7 +157,7 @@ class Plan:
         self.jail(src)
         data = self.readable(src, for_update=True)
         if rules.is_protected(data):
-            raise fail(f"{src} is read_only and cannot be modified")
+            person_only(self.session.repo, f"{TOOL}: {src} is read_only and cannot be modified", approval.PROTECT)
         text = decode(self.root, src, data)
         if dst != src:
             self.jail(dst)
