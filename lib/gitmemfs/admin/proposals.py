@@ -120,8 +120,11 @@ def preview(repo: Repo, p: Proposal) -> dict[str, Any]:
     out["problems"] = [pr.as_dict() for pr in report.problems]
     plain = check.commit_range(repo.root, f"{merge}^!", approvals=approval.NONE)
     if plain.problems and not report.problems:
-        out["needs"] = sorted(w for w in everything if check.commit_range(
-            repo.root, f"{merge}^!", approvals=everything - {w}).problems)
+        needs = set(everything)
+        for word in reversed(approval.WORDS):  # as the write path finds it: a smallest set that passes
+            if not check.commit_range(repo.root, f"{merge}^!", approvals=frozenset(needs - {word})).problems:
+                needs.discard(word)
+        out["needs"] = sorted(needs)
     return out
 
 

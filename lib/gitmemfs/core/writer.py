@@ -183,9 +183,11 @@ class WriteSession:
         details = {"problems": [p.as_dict() for p in problems]}
         everything = frozenset(approval.WORDS)
         if approvals != everything and not self.problems(changes, olds, everything):
-            needs = frozenset(w for w in everything - approvals
-                              if self.problems(changes, olds, everything - {w}))
-            raise NeedsPerson(message, needs or everything - approvals, details=details)
+            needs = set(everything)
+            for word in reversed(approval.WORDS):  # drop what it passes without: a smallest set
+                if not self.problems(changes, olds, frozenset(needs - {word})):
+                    needs.discard(word)
+            raise NeedsPerson(message, frozenset(needs - approvals), details=details)
         raise MemfsError(message, details=details)
 
     def propose(self, changes: Sequence[Change], olds: dict[str, bytes | None], *, op: str, reason: str,

@@ -168,7 +168,7 @@ class Plan:
                 raise fail(f"cannot move {src} to {dst}: the destination already exists{protected}")
         if op.hunks:
             text = apply_hunks(text, op.hunks, src, body_empty=_body_empty(text))
-        check_result(dst, text, self.layout)
+        check_result(dst, text, self.layout, self.session.repo)
         if dst != src:
             self.put(src, None, f"moved to {dst}", op.line)
         self.put(dst, text.encode(), "updated" if dst == src else f"moved from {src}", op.line)
@@ -228,18 +228,24 @@ def _bare(rel: str, layout: str) -> bool:
     return layout == layouts.PLAIN or (layout == layouts.ROOT and layouts.is_index(rel))
 
 
-def check_result(rel: str, text: str, layout: str = layouts.DEFAULT) -> None:
-    """A patched file must still be a memory file that is not read_only."""
+def check_result(rel: str, text: str, layout: str = layouts.DEFAULT, repo: Repo | None = None) -> None:
+    """A patched file must still be a memory file that is not read_only (a person's to
+    keep: proposed, with `repo` proposing)."""
+    def read_only() -> None:
+        if repo is None:
+            raise fail(f"{rel} cannot be written with read_only=true")
+        person_only(repo, f"{TOOL}: {rel} cannot be written with read_only=true", approval.PROTECT)
+
     if _bare(rel, layout):
         if rules.is_protected(text.encode()):
-            raise fail(f"{rel} cannot be written with read_only=true")
+            read_only()
         return
     try:
         mf = memfile.parse(text)
     except FrontmatterError as exc:
         raise fail(f"{_frontmatter_problem(exc)} ({rel}, after applying the patch)") from None
     if mf.read_only:
-        raise fail(f"{rel} cannot be written with read_only=true")
+        read_only()
 
 
 def _frontmatter_problem(exc: FrontmatterError) -> str:
