@@ -6,13 +6,14 @@ allowed signers (ssh-keygen keys, git's own ssh signing)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_approvals import keypair, needs_ssh_keygen, server_head, signed, use_key
 
 from conftest import git, head, memory, run, snapshot, write
-from test_approvals import keypair, needs_ssh_keygen, server_head, signed, use_key
 
 RULES = "system/rules.md"  # read_only in the `mem` fixture
 HINT = "An agent may propose it instead (add --propose"
@@ -148,7 +149,8 @@ def test_a_stale_proposal_that_conflicts_is_refused_and_shown(mem: Path) -> None
 
 
 def test_agent_text_reaches_the_terminal_inert(mem: Path) -> None:
-    ident = propose(mem, "str_replace", RULES, "Never share secrets.", "x", "-m", "evil \x1b]0;pwned\x07 title")["proposed"]
+    reason = "evil \x1b]0;pwned\x07 title"
+    ident = propose(mem, "str_replace", RULES, "Never share secrets.", "x", "-m", reason)["proposed"]
     out = memory("proposals", "list", cwd=mem).stdout + memory("proposals", "show", ident, cwd=mem).stdout
     assert "\x1b" not in out and "\x07" not in out and "\\x1b" in out
 
@@ -268,3 +270,68 @@ def test_a_signed_accept_passes_the_gate_and_an_agents_own_accept_does_not(mem: 
     pushed = git("push", "origin", "main", cwd=mem, check=False)
     assert pushed.returncode == 0, pushed.stderr
     assert server_head(server) == head(mem)
+
+
+# -- the review page's Pending list ---------------------------------------------------------
+
+def test_the_review_page_lists_proposals_and_accepts_and_rejects_over_http(mem: Path) -> None:
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    from test_review import request, review
+
+    one = propose(mem, "str_replace", RULES, "Never share secrets.", "Never share passwords.", "-m", "narrower",
+                  env=agent(mem))["proposed"]
+    two = propose(mem, "delete", RULES, "-m", "not needed", env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        status, page = request(info, "GET", "/pending")
+        assert status == 200 and f"item-{one}" in page and f"item-{two}" in page
+        assert "needs a person&#39;s approval of protect" in page and "<ins>passwords</ins>" in page
+        token = re.search(r'name="form_token" value="([^"]+)"', page)
+        assert token
+        origin = {"Origin": info["base"]}
+        before = snapshot(mem)
+        # Without the form token (a cross-site post): refused, nothing changes.
+        assert request(info, "POST", f"/pending/proposal/{one}/accept", body={}, headers=origin)[0] == 403
+        assert snapshot(mem) == before
+        status, text = request(info, "POST", f"/pending/proposal/{one}/accept",
+                               body={"form_token": token.group(1)}, headers=origin)
+        assert status == 200 and f"Proposal {one} accepted" in text, text
+        status, text = request(info, "POST", f"/pending/proposal/{two}/reject",
+                               body={"form_token": token.group(1), "note": "keep it"}, headers=origin)
+        assert status == 200 and f"Proposal {two} rejected" in text, text
+    message = git("log", "-1", "--format=%B", cwd=mem).stdout
+    assert f"Memory-Proposal: {one}" in message and "Memory-Approved: protect" in message
+    assert proposals(mem) == {} and (mem / RULES).exists()
+    log = (mem / ".git" / "memory-proposals.log").read_text()
+    assert '"note": "keep it"' in log and two in log
+
+
+def test_accept_and_reject_a_proposal_in_the_browser(mem: Path, tmp_path: Path) -> None:
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    import test_review
+
+    if not Path(test_review.CHROMIUM).exists():
+        pytest.skip(f"{test_review.CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="pip install playwright (the [dev] extra)")
+    one = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    two = propose(mem, "rename", RULES, "system/ground.md", "-m", "rename", env=agent(mem))["proposed"]
+    with sync_api.sync_playwright() as pw, test_review.review(cwd=mem) as info:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=test_review.CHROMIUM, headless=True, args=test_review.FLAGS)
+        try:
+            page = context.new_page()
+            page.goto(info["url"])
+            page.click("nav >> text=Pending")
+            section = page.locator(f"#item-{one}")
+            assert "Be kind." in section.inner_text() and "passes the memory rules" in section.inner_text()
+            section.locator("button.accept").click()
+            assert f"Proposal {one} accepted" in page.inner_text("#result")
+            page.click("nav >> text=Pending")
+            other = page.locator(f"#item-{two}")
+            other.locator("input[name=note]").fill("the name is right")
+            other.locator("button.reject").click()
+            assert f"Proposal {two} rejected" in page.inner_text("#result")
+        finally:
+            context.close()
+    assert "Be kind." in (mem / RULES).read_text() and not (mem / "system/ground.md").exists()
+    assert f"Memory-Proposal: {one}" in git("log", "-1", "--format=%B", cwd=mem).stdout
+    assert proposals(mem) == {}
