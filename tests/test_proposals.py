@@ -335,3 +335,17 @@ def test_accept_and_reject_a_proposal_in_the_browser(mem: Path, tmp_path: Path) 
     assert "Be kind." in (mem / RULES).read_text() and not (mem / "system/ground.md").exists()
     assert f"Memory-Proposal: {one}" in git("log", "-1", "--format=%B", cwd=mem).stdout
     assert proposals(mem) == {}
+
+
+def test_a_dream_agent_that_runs_accept_gets_nothing_merged(mem: Path) -> None:
+    from dreamkit import dream_json, landlock
+
+    if landlock.args[0]:  # the marker's own condition: no sandbox here
+        pytest.skip(landlock.kwargs["reason"])
+    ident = propose(mem, "str_replace", RULES, "Never share secrets.", "Never share passwords.", "-m", "narrower",
+                    env=agent(mem))["proposed"]
+    before = snapshot(mem)
+    out = dream_json(mem, "--agent", f"git memory proposals accept {ident}")
+    assert out["status"] != "merged", out
+    assert snapshot(mem) == before and "Never share secrets." in (mem / RULES).read_text()
+    assert ident in proposals(mem), "the person's decision is still open"
