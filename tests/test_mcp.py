@@ -74,7 +74,7 @@ def test_lists_tools_resources_prompts_and_instructions(mem: Path) -> None:
         assert by_name[name].annotations.destructive_hint is False
         assert by_name[name].annotations.read_only_hint is False
     schema = by_name["str_replace"].input_schema
-    assert set(schema["properties"]) == {"path", "old_string", "new_string", "reason", "replace_all"}
+    assert set(schema["properties"]) == {"path", "old_string", "new_string", "reason", "replace_all", "propose"}
     assert set(schema["required"]) == {"path", "old_string", "new_string", "reason"}
     assert schema["additionalProperties"] is False
     for tool in tools:

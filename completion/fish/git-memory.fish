@@ -25,6 +25,7 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a unprotect -d 'lift that 
 complete -c git-memory -f -n '__fish_use_subcommand' -a personality -d 'list, show or apply a personality'
 complete -c git-memory -f -n '__fish_use_subcommand' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the memory; exit 1 on problems'
+complete -c git-memory -f -n '__fish_use_subcommand' -a proposals -d 'list, show, accept or reject what agents proposed (a person\'s command)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a review -d 'review, accept and undo memory changes in a browser'
 complete -c git-memory -f -n '__fish_use_subcommand' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
@@ -46,50 +47,59 @@ complete -c git-memory -n '__fish_seen_subcommand_from create' -s h -l help -d '
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from create' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git-memory -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -l all -d 'replace every occurrence'
 complete -c git-memory -n '__fish_seen_subcommand_from str_replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -l all -d 'replace every occurrence'
 complete -c git-memory -n '__fish_seen_subcommand_from str-replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from insert' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from insert' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from insert' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from insert' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from insert' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from insert' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from delete' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from delete' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from delete' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from delete' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from delete' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from delete' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from rename' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from rename' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from rename' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from rename' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from rename' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from rename' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from update_description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from update_description' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from update_description' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from update_description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from update-description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from update-description' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from update-description' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git-memory -n '__fish_seen_subcommand_from update-description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from call' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git-memory -n '__fish_seen_subcommand_from call' -l propose -d 'propose every write of the call instead of applying it (as "propose": true does)'
 complete -c git-memory -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -196,6 +206,10 @@ complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from proposals' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from proposals' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from proposals' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from proposals' -s q -l quiet -d 'print nothing on success'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'
@@ -309,6 +323,7 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a unprotect -d 'lift
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a personality -d 'list, show or apply a personality'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a redact -d 'take a string or a file out of every version (a person only)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit the memory; exit 1 on problems'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a proposals -d 'list, show, accept or reject what agents proposed (a person\'s command)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a review -d 'review, accept and undo memory changes in a browser'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
@@ -330,50 +345,59 @@ complete -c git -n '__fish_seen_subcommand_from create' -s h -l help -d 'show th
 complete -c git -n '__fish_seen_subcommand_from create' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from create' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from create' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from create' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from create' -s d -l description -d 'one-line description (frontmatter); required but for a letta-root MEMORY.md index, which has none' -r
 complete -c git -n '__fish_seen_subcommand_from create' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from str_replace' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from str_replace' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from str_replace' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -l all -d 'replace every occurrence'
 complete -c git -n '__fish_seen_subcommand_from str_replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from str-replace' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from str-replace' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from str-replace' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from str-replace' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from str-replace' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from str-replace' -l all -d 'replace every occurrence'
 complete -c git -n '__fish_seen_subcommand_from str-replace' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from insert' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from insert' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from insert' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from insert' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from insert' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from insert' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from delete' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from delete' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from delete' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from delete' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from delete' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from delete' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from rename' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from rename' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from rename' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from rename' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from rename' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from rename' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from update_description' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from update_description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from update_description' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from update_description' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from update_description' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from update_description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from update-description' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from update-description' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from update-description' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from update-description' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from update-description' -l propose -d 'do not apply the change: keep it as a proposal for a person to accept or reject (git memory proposals); for what only a person may change, such as a read_only file'
 complete -c git -n '__fish_seen_subcommand_from update-description' -s m -l reason -d 'why this change is made; becomes the commit subject (required)' -r
 complete -c git -n '__fish_seen_subcommand_from call' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from call' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from call' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from call' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from call' -l schema -d 'letta: upstream memory / memory_apply_patch (default); anthropic: Anthropic\'s memory tool under /memories' -r
+complete -c git -n '__fish_seen_subcommand_from call' -l propose -d 'propose every write of the call instead of applying it (as "propose": true does)'
 complete -c git -n '__fish_seen_subcommand_from call' -l adopt-outside-changes -d 'before a write, commit files changed beside the tools as their own commit (\'outside change\', your git identity) instead of refusing the write'
 complete -c git -n '__fish_seen_subcommand_from view' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from view' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
@@ -480,6 +504,10 @@ complete -c git -n '__fish_seen_subcommand_from doctor' -l memory-dir -d 'memory
 complete -c git -n '__fish_seen_subcommand_from doctor' -l json -d 'print one JSON object on stdout, errors included'
 complete -c git -n '__fish_seen_subcommand_from doctor' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from doctor' -l rev -d 'the commit to audit (default HEAD)' -r
+complete -c git -n '__fish_seen_subcommand_from proposals' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from proposals' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from proposals' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from proposals' -s q -l quiet -d 'print nothing on success'
 complete -c git -n '__fish_seen_subcommand_from mcp' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from mcp' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from mcp' -l json -d 'print one JSON object on stdout, errors included'

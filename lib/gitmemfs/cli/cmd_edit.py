@@ -20,12 +20,16 @@ if TYPE_CHECKING:
 SCHEMAS = ("letta", "anthropic")  # toolcall.SCHEMAS (tests check they agree)
 
 REASON_HELP = "why this change is made; becomes the commit subject (required)"
+PROPOSE_HELP = ("do not apply the change: keep it as a proposal for a person to accept or reject "
+                "(git memory proposals); for what only a person may change, such as a read_only file")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
     def add(name: str, help_text: str, aliases: tuple[str, ...] = ()) -> argparse.ArgumentParser:
         p: argparse.ArgumentParser = sub.add_parser(name, aliases=list(aliases), parents=[common],
                                                     help=help_text, description=help_text)
+        if name != "call":
+            p.add_argument("--propose", action="store_true", help=PROPOSE_HELP)
         return p
 
     p = add("create", "create a memory file (fails if it exists)")
@@ -76,6 +80,8 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--schema", choices=SCHEMAS, default="letta",
                    help="letta: upstream memory / memory_apply_patch (default); "
                         "anthropic: Anthropic's memory tool under /memories")
+    p.add_argument("--propose", action="store_true",
+                   help="propose every write of the call instead of applying it (as \"propose\": true does)")
     p.add_argument("--adopt-outside-changes", action="store_true",
                    help="before a write, commit files changed beside the tools as their own commit "
                         "('outside change', your git identity) instead of refusing the write")
@@ -118,8 +124,9 @@ def _read_stdin() -> str:
     return text
 
 
-def editor(ctx: Any) -> Editor:
+def editor(ctx: Any, args: argparse.Namespace) -> Editor:
     repo = ctx.repo()
+    repo.propose = bool(getattr(args, "propose", False))
     # The lock and the clean check's status first: git works while the editor loads.
     # After any stdin was read: the lock is never held waiting on a pipe.
     repo.start_writing()
@@ -130,27 +137,27 @@ def editor(ctx: Any) -> Editor:
 
 def do_create(args: argparse.Namespace, ctx: Any) -> Outcome:
     text = read_stdin_arg(args.file_text)
-    return editor(ctx).create(args.path, args.description, text, args.reason, flag="-d")
+    return editor(ctx, args).create(args.path, args.description, text, args.reason, flag="-d")
 
 
 def do_str_replace(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).str_replace(args.path, args.old, args.new, args.reason, replace_all=args.all)
+    return editor(ctx, args).str_replace(args.path, args.old, args.new, args.reason, replace_all=args.all)
 
 
 def do_insert(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).insert(args.path, args.line, args.text, args.reason, strict=True)
+    return editor(ctx, args).insert(args.path, args.line, args.text, args.reason, strict=True)
 
 
 def do_delete(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).delete(args.path, args.reason)
+    return editor(ctx, args).delete(args.path, args.reason)
 
 
 def do_rename(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).rename(args.old_path, args.new_path, args.reason)
+    return editor(ctx, args).rename(args.old_path, args.new_path, args.reason)
 
 
 def do_update_description(args: argparse.Namespace, ctx: Any) -> Outcome:
-    return editor(ctx).update_description(args.path, args.description, args.reason)
+    return editor(ctx, args).update_description(args.path, args.description, args.reason)
 
 
 def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
@@ -160,4 +167,4 @@ def do_call(args: argparse.Namespace, ctx: Any) -> Outcome:
     payload = read_stdin_arg(args.payload)
     if payload is None or not payload.strip():
         raise UsageError("git memory call: give the tool call as a JSON argument or on stdin")
-    return call(payload, ctx.repo, schema=args.schema, adopt=args.adopt_outside_changes)
+    return call(payload, ctx.repo, schema=args.schema, adopt=args.adopt_outside_changes, propose=args.propose)

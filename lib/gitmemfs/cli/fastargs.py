@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
 REASON = {"-m": "reason", "--reason": "reason"}
 GLOBAL_VALUES = {"--memory-dir": "memory_dir"}
+PROPOSE = {"--propose": "propose"}  # every edit takes it
 GLOBAL_FLAGS = {"--json": "json", "-q": "quiet", "--quiet": "quiet"}
 
 
@@ -32,7 +33,7 @@ class Shape:
                  handler: str, required: tuple[str, ...] = ("reason",)):
         self.positionals = positionals
         self.values = {**values, **REASON, **GLOBAL_VALUES}
-        self.flags = {**flags, **GLOBAL_FLAGS}
+        self.flags = {**flags, **PROPOSE, **GLOBAL_FLAGS}
         self.handler = handler
         self.required = required
 

@@ -52,6 +52,9 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"git-memfs {__version__}")
     parser.add_argument("-m", "--reason", required=True,
                         help="why this change is made; becomes the commit subject (required)")
+    parser.add_argument("--propose", action="store_true",
+                        help="do not apply the patch: keep it as a proposal for a person to accept or "
+                             "reject (git memory proposals); for what only a person may change")
     parser.add_argument("patch_file", metavar="PATCH_FILE", nargs="?",
                         help="the patch; '-' or omitted with a pipe reads stdin")
     return parser
@@ -64,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str]) -> int:
     args = build_parser().parse_args(argv)
     text = read_patch(args.patch_file)
-    result: Outcome = patch_engine.apply(open_repo(args.memory_dir), text, args.reason)
+    repo = open_repo(args.memory_dir)
+    repo.propose = bool(args.propose)
+    result: Outcome = patch_engine.apply(repo, text, args.reason)
     return emit(result, as_json=bool(args.json), quiet=bool(args.quiet))
 
 

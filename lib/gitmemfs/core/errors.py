@@ -43,3 +43,18 @@ class BusyError(MemfsError):
 
 class EnvironmentProblem(MemfsError):
     code = EXIT_ENV
+
+
+PROPOSE_HINT = ("; only a person can approve this change, so it was not made. An agent may propose it "
+                "instead (add --propose, or \"propose\": true in a tool call): a person then accepts or "
+                "rejects it (git memory proposals)")
+
+
+class NeedsPerson(MemfsError):
+    """Refused only because a person must approve it: every other rule passes. `needs`
+    holds the approval words (core/approval.py) it lacks; an agent may propose it."""
+
+    def __init__(self, message: str, needs: frozenset[str], *, details: dict[str, Any] | None = None):
+        super().__init__(message + PROPOSE_HINT,
+                         details={**(details or {}), "needs_person": sorted(needs), "proposable": True})
+        self.needs = needs

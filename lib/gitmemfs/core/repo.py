@@ -112,6 +112,10 @@ class Repo:
         # running by a killed writer keeps the repo locked until it finishes.
         self.held_fds: tuple[int, ...] = ()
         self._head_start: HeadStart | None = None
+        # Set by a front end for `--propose`: the write path records the change as a
+        # proposal (core/proposal.py) instead of committing it; `proposed` is its id.
+        self.propose = False
+        self.proposed: str | None = None
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"

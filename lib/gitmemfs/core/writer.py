@@ -16,7 +16,7 @@ import os
 
 from gitmemfs.core import approval, constraints, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
-from gitmemfs.core.errors import BusyError, MemfsError
+from gitmemfs.core.errors import BusyError, MemfsError, NeedsPerson
 from gitmemfs.core.git import GitError
 from gitmemfs.core.repo import JOURNAL, Repo
 
@@ -41,6 +41,13 @@ class Change:
 
     def __repr__(self) -> str:
         return f"Change({self.path!r}, {'deleted' if self.content is None else len(self.content)})"
+
+
+def person_only(repo: Repo, message: str, word: str) -> None:
+    """An edit's own early refusal of what only a person may do (a read_only file): a
+    NeedsPerson, or nothing when proposing (the write path's validator then judges it)."""
+    if not repo.propose:
+        raise NeedsPerson(message, frozenset({word}))
 
 
 def literal(paths: Sequence[str]) -> list[str]:
@@ -146,10 +153,9 @@ class WriteSession:
 
     # -- committing -------------------------------------------------------------------
 
-    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None],
-                 approvals: frozenset[str] = approval.NONE) -> None:
-        """Refuse changes that break the memory rules, before anything is written.
-        `approvals`: what a person's command granted this commit; never the environment."""
+    def problems(self, changes: Sequence[Change], olds: dict[str, bytes | None],
+                 approvals: frozenset[str] = approval.NONE) -> list[rules.Problem]:
+        """The memory rules `changes` break, given what a person approved."""
         scope = check_scope(self.repo)
         name, indexed = layouts.of_repo(self.repo, {ch.path: ch.content for ch in changes})
         approved = frozenset(approvals)
@@ -162,10 +168,46 @@ class WriteSession:
             layouts.core_files_on_disk(self.repo.root, name), name, indexed, approved)]
         problems += layoutmoves.write_moves(self.repo, {ch.path: ch.content for ch in changes}, olds, scope,
                                         name, indexed, approved)
-        if problems:
-            listed = "; ".join(str(p) for p in problems)
-            raise MemfsError(f"{self.tool}: the change breaks the memory rules: {listed}",
-                             details={"problems": [p.as_dict() for p in problems]})
+        return problems
+
+    def validate(self, changes: Sequence[Change], olds: dict[str, bytes | None],
+                 approvals: frozenset[str] = approval.NONE) -> None:
+        """Refuse changes that break the memory rules, before anything is written.
+        `approvals`: what a person's command granted this commit; never the environment.
+        A change that only a person's approval lacks is refused as `NeedsPerson`."""
+        problems = self.problems(changes, olds, approvals)
+        if not problems:
+            return
+        listed = "; ".join(str(p) for p in problems)
+        message = f"{self.tool}: the change breaks the memory rules: {listed}"
+        details = {"problems": [p.as_dict() for p in problems]}
+        everything = frozenset(approval.WORDS)
+        if approvals != everything and not self.problems(changes, olds, everything):
+            needs = set(everything)
+            for word in reversed(approval.WORDS):  # drop what it passes without: a smallest set
+                if not self.problems(changes, olds, frozenset(needs - {word})):
+                    needs.discard(word)
+            raise NeedsPerson(message, frozenset(needs - approvals), details=details)
+        raise MemfsError(message, details=details)
+
+    def propose(self, changes: Sequence[Change], olds: dict[str, bytes | None], *, op: str, reason: str,
+                paths: Sequence[str], trailers: Sequence[str]) -> str:
+        """`--propose`: the change as a proposal for a person (core/proposal.py), validated
+        as the person's commit would be; nothing on disk, in the index or on main moves."""
+        from gitmemfs.core import proposal  # only when proposing: json and secrets stay off an edit's path
+
+        try:
+            self.validate(changes, olds)
+            needs = approval.NONE
+        except NeedsPerson as exc:
+            needs = exc.needs
+        self.validate(changes, olds, frozenset(approval.WORDS))  # every other rule must pass
+        extra = [*trailers, f"{proposal.NEEDS_TRAILER}: {' '.join(sorted(needs)) or 'none'}"]
+        author = self.repo.author()
+        ident, sha = proposal.make(self.repo, self.head, {ch.path: ch.content for ch in changes},
+                                   commit_message(reason, op, paths, extra), author.config() if author else [])
+        self.repo.proposed = ident
+        return sha
 
     def commit(self, changes: Sequence[Change], *, op: str, reason: str,
                paths: Sequence[str] | None = None, label: str | None = None,
@@ -188,6 +230,9 @@ class WriteSession:
         if not changes:
             raise MemfsError(no_effect)
         olds = {ch.path: olds[ch.path] for ch in changes}
+        if self.repo.propose and not approvals:
+            return self.propose(changes, olds, op=op, reason=reason, paths=paths or [ch.path for ch in changes],
+                                trailers=trailers)
         self.validate(changes, olds, approvals)
         files = [ch.path for ch in changes]
         head = self.head

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core import approval, memfile, paths
 from gitmemfs.core import layout as layouts
-from gitmemfs.core import memfile, paths
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import FrontmatterError, MemFile
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.paths import PathError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.writer import Change, WriteSession
+from gitmemfs.core.writer import Change, WriteSession, person_only
 
 
 class NotFound(MemfsError):
@@ -43,6 +43,14 @@ class InvalidLine(MemfsError):
     def __init__(self, message: str, line_count: int):
         super().__init__(message)
         self.line_count = line_count
+
+
+def proposed(repo: Repo, command: str, sha: str, affected: list[str]) -> Outcome:
+    """The answer to `--propose`: what was proposed, and that nothing was applied."""
+    ident = repo.proposed
+    return Outcome(f"Memory {command} proposed as {ident}, not applied; a person accepts or rejects it "
+                   "(git memory proposals).", None, affected,
+                   extra={"proposed": ident, "proposal_commit": sha, "applied": False, "paths": affected})
 
 
 def require_text(value: object, field_name: str, command: str) -> str:
@@ -105,7 +113,7 @@ class Editor:
             raise NotFound(f"{self.tool}: failed to read {raw}: No such file or directory")
         mf = self.parse(raw, data)
         if mf.read_only:
-            raise MemfsError(f"{self.tool}: {raw} is read_only and cannot be modified")
+            person_only(self.repo, f"{self.tool}: {raw} is read_only and cannot be modified", approval.PROTECT)
         return mf, data
 
     def parse(self, raw: str, data: bytes) -> MemFile:
@@ -132,6 +140,8 @@ class Editor:
         return clean
 
     def done(self, command: str, sha: str, affected: list[str]) -> Outcome:
+        if self.repo.proposed:
+            return proposed(self.repo, command, sha, affected)
         return Outcome(f"Memory {command} committed ({sha[:7]}).", sha, affected)
 
     def letta_root_target(self, layout: str, rel: str, command: str) -> None:
@@ -274,8 +284,8 @@ class Editor:
                     raise NotFound(f"{self.tool}: failed to read {raw}: no memory files under {label}/")
                 for rel in files:
                     if rel.lower().endswith(".md") and self._protected(s.read(rel)):
-                        raise MemfsError(f"{self.tool}: {rel} is read_only and cannot be deleted "
-                                         f"(it is inside {label}/)")
+                        person_only(self.repo, f"{self.tool}: {rel} is read_only and cannot be deleted "
+                                    f"(it is inside {label}/)", approval.PROTECT)
                 sha = s.commit([Change(rel, None) for rel in files], op="delete", reason=reason,
                                paths=[label + "/"])
                 return self.done("delete", sha, [label + "/"])
@@ -284,7 +294,7 @@ class Editor:
             if data is None:
                 raise NotFound(f"{self.tool}: failed to read {raw}: No such file or directory")
             if self._protected(data):
-                raise MemfsError(f"{self.tool}: {raw} is read_only and cannot be modified")
+                person_only(self.repo, f"{self.tool}: {raw} is read_only and cannot be modified", approval.PROTECT)
             if layouts.is_index(file_rel) and layouts.of_repo(self.repo)[0] == layouts.ROOT:
                 raise MemfsError("memory delete: MEMORY.md indexes cannot be deleted (a root-index memory's "
                                  "folders hold memory through them); delete the whole folder instead")
@@ -332,8 +342,8 @@ class Editor:
         for rel in files:
             data = s.read(rel)
             if rel.lower().endswith(".md") and self._protected(data):
-                raise MemfsError(f"{self.tool}: {rel} is read_only and cannot be modified "
-                                 f"(it is inside {old_label}/)")
+                person_only(self.repo, f"{self.tool}: {rel} is read_only and cannot be modified "
+                            f"(it is inside {old_label}/)", approval.PROTECT)
             moved = new_label + rel[len(old_label):]
             self.jail(moved)
             changes += [Change(rel, None), Change(moved, data)]

@@ -41,6 +41,7 @@ from gitmemfs.core import git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo, describe_git_dir, read_config
 from gitmemfs.tools.anthropic_memory import DIR_MODE, AnthropicMemory
+from gitmemfs.tools.toolcall import answered
 
 __all__ = ["GitMemoryTool", "AsyncGitMemoryTool", "default_git_dir"]
 
@@ -81,7 +82,8 @@ class _Backend:
     """The state both classes share: where the repository is, opened once."""
 
     def __init__(self, base_path: PathLike, memory_dir: PathLike | None, git_dir: PathLike | None,
-                 reason: Reason, adopt: bool):
+                 reason: Reason, adopt: bool, propose: bool = False):
+        self.propose = propose
         self.memory_root = Path(memory_dir) if memory_dir is not None else Path(base_path) / "memories"
         self._path = os.path.abspath(self.memory_root)
         self._git_dir = None if git_dir is None else os.path.abspath(git_dir)
@@ -108,8 +110,11 @@ class _Backend:
     def run(self, args: dict[str, Any], reason: str | None, resolved: dict[str, str]) -> str:
         if reason is None and self.reason is not None:
             reason = self.reason(args) if callable(self.reason) else self.reason
+        repo = self.repo()
+        repo.propose = self.propose or args.pop("propose", False) is True
         try:
-            return AnthropicMemory(self.repo(), reason=reason, adopt=self.adopt).execute(args, resolved).message
+            out = AnthropicMemory(repo, reason=reason, adopt=self.adopt).execute(args, resolved)
+            return answered([repo], out, str(args.get("command"))).message
         except MemfsError as exc:
             raise ToolError(exc.message) from None
 
@@ -215,14 +220,16 @@ class GitMemoryTool(_Reasons, BetaAbstractMemoryTool):
     kept (default: `default_git_dir(memory folder)`); `reason`: the commit subject for
     every change, or a function of the call's arguments (default: derived from the call);
     `adopt`: commit files changed beside the tool as an "outside change" before a write
-    (default), or refuse to write over them (False).
+    (default), or refuse to write over them (False); `propose`: every write becomes a
+    proposal for a person (git memory proposals), never applied (a call's own
+    `"propose": true` does this for that call).
     """
 
     def __init__(self, base_path: PathLike = "./memory", *, memory_dir: PathLike | None = None,
                  git_dir: PathLike | None = None, reason: Reason = None, adopt: bool = True,
-                 cache_control: Any = None) -> None:
+                 cache_control: Any = None, propose: bool = False) -> None:
         super().__init__(cache_control=cache_control)
-        self._backend = _Backend(base_path, memory_dir, git_dir, reason, adopt)
+        self._backend = _Backend(base_path, memory_dir, git_dir, reason, adopt, propose)
         self.base_path = Path(base_path)
         self.memory_root = self._backend.memory_root
         self._ensure_memory_root()  # the folder exists from the start, as the reference's does
@@ -271,9 +278,9 @@ class AsyncGitMemoryTool(_Reasons, BetaAsyncAbstractMemoryTool):
 
     def __init__(self, base_path: PathLike = "./memory", *, memory_dir: PathLike | None = None,
                  git_dir: PathLike | None = None, reason: Reason = None, adopt: bool = True,
-                 cache_control: Any = None) -> None:
+                 cache_control: Any = None, propose: bool = False) -> None:
         super().__init__(cache_control=cache_control)
-        self._backend = _Backend(base_path, memory_dir, git_dir, reason, adopt)
+        self._backend = _Backend(base_path, memory_dir, git_dir, reason, adopt, propose)
         self.base_path = AsyncPath(base_path)
         self.memory_root = AsyncPath(self._backend.memory_root)
 

@@ -59,8 +59,11 @@ REV = Arg("string", "Commit to read: HEAD (the default), HEAD~3, a commit id")
 AGENT = Arg("string", "The agent whose memory to use (this server serves several)", True)
 OUTPUT_SCHEMA = {"type": "object", "properties": {
     "commit": {"type": "string", "description": "The commit made (40 hex digits)"},
-    "paths": {"type": "array", "items": {"type": "string"}, "description": "Memory paths it changed"}},
+    "paths": {"type": "array", "items": {"type": "string"}, "description": "Memory paths it changed"},
+    "proposed": {"type": "string", "description": "With propose: the proposal's id (nothing was committed)"}},
     "required": ["commit", "paths"]}
+PROPOSE = Arg("boolean", "Do not apply the change: keep it as a proposal a person accepts or rejects (for what "
+                         "only a person may change, such as a read_only file)")
 READ_HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 # Every write is a commit that `undo` takes back, so none is destructive in MCP's sense
 # (a client may then run it without asking; Codex refuses destructive calls when it cannot ask).
@@ -75,6 +78,9 @@ def ok(spec: Spec, outcome: Any) -> dict[str, Any]:
     if spec.commits:
         result["structuredContent"] = {"commit": getattr(outcome, "commit", None) or "",
                                        "paths": list(getattr(outcome, "paths", None) or [])}
+        proposed = getattr(outcome, "extra", {}).get("proposed")
+        if proposed:
+            result["structuredContent"]["proposed"] = proposed
     return result
 
 
@@ -346,6 +352,7 @@ SPECS: tuple[Spec, ...] = (
           "dry_run": Arg("boolean", "Show the diff; change nothing")},
          False, _restore),
 )
+SPECS = tuple(s._replace(args={**s.args, "propose": PROPOSE}) if s.commits else s for s in SPECS)
 BY_NAME = {s.name: s for s in SPECS}
 
 
@@ -373,6 +380,7 @@ def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | Non
             from gitmemfs.tools import outside
 
             outside.adopt(repo)
+        repo.propose = bool(args.pop("propose", False))
         outcome = spec.run(repo, args)
     except MemfsError as exc:
         return failed(exc)

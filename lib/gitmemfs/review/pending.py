@@ -3,21 +3,17 @@
 A kind is a `Source`: `items(repo)` lists its pending items, `accept`, `reject` take
 one back out through that kind's own operation. Today's kind is the kept dream run
 (`git dream finish ID --merge` to accept, `git dream drop ID --note` to reject);
-proposals (refs/memory/proposals/) become a second Source beside it.
+the second, what agents proposed (refs/memory/proposals/: `git memory proposals`).
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Callable, Protocol
 
-from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.snapshot import load
 from gitmemfs.dream import manage
-from gitmemfs.view import compile as compiler
-from gitmemfs.view import tokens
 from gitmemfs.view.history import tree_diff
+from gitmemfs.view.tokens import prompt_tokens
 
 CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
 
@@ -90,7 +86,37 @@ class Dreams:
         return manage.drop(repo, ident, note=note)
 
 
-SOURCES: list[Source] = [Dreams()]
+class Proposals:
+    """What agents proposed with --propose (admin/proposals.py): accepted as the person's
+    approved commit, rejected with the note kept in the record."""
+
+    kind = "proposal"
+
+    def items(self, repo: Repo) -> list[Item]:
+        from gitmemfs.admin import proposals
+
+        found = []
+        for p in proposals.pending(repo):
+            look = proposals.preview(repo, p)
+            needs = " ".join(look["needs"]) or "nothing"
+            found.append(Item("proposal", p.id, f"proposal {p.id}: {p.op} {', '.join(p.paths)}",
+                              f"{p.reason} (by {p.author}; needs a person's approval of {needs})",
+                              head=look["head"], work=p.commit, merge=look["merge"], conflicts=look["conflicts"],
+                              problems=look["problems"], can_accept=not look["conflicts"], commits=1))
+        return found
+
+    def accept(self, repo: Repo, ident: str) -> Any:
+        from gitmemfs.admin import proposals
+
+        return proposals.accept(repo, ident)
+
+    def reject(self, repo: Repo, ident: str, note: str) -> Any:
+        from gitmemfs.admin import proposals
+
+        return proposals.reject(repo, ident, note=note)
+
+
+SOURCES: list[Source] = [Dreams(), Proposals()]
 
 
 def every(repo: Repo) -> list[Item]:
@@ -108,10 +134,3 @@ def act(repo: Repo, kind: str, ident: str, action: str, note: str = "") -> Any:
     how: dict[str, Callable[[], Any]] = {"accept": lambda: source(kind).accept(repo, ident),
                                          "reject": lambda: source(kind).reject(repo, ident, note)}
     return how[action]()
-
-
-def prompt_tokens(repo: Repo, rev: str) -> int:
-    snap = load(repo.root, rev)
-    layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
-    return tokens.count(projection, snap.revision, None, layout).total_tokens

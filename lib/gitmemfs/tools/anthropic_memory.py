@@ -37,8 +37,8 @@ import stat
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypeVar
 
-from gitmemfs.core import memfile, nofollow, rules
-from gitmemfs.core.errors import MemfsError
+from gitmemfs.core import approval, memfile, nofollow, rules
+from gitmemfs.core.errors import MemfsError, NeedsPerson
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
@@ -59,6 +59,10 @@ CONTROL = frozenset({".git", ".gitattributes", ".gitmodules", ".gitignore"})
 
 class ToolFailure(MemfsError):
     """A refusal worded exactly as the reference words it (the model sees this text)."""
+
+
+class ReadOnly(NeedsPerson, ToolFailure):
+    """A read_only file: a person's to change; the model may propose the change."""
 
 
 def is_plain(repo: Repo) -> bool:
@@ -243,8 +247,8 @@ class AnthropicMemory:
         return layouts.render_new(layouts.of_repo(self.repo)[0], rel, generated(rel), text).encode("utf-8")
 
     def refuse_read_only(self, data: bytes | None, path: str, verb: str) -> None:
-        if data is not None and rules.is_protected(data):
-            raise ToolFailure(f"The file {path} is read_only and cannot be {verb}")
+        if data is not None and rules.is_protected(data) and not self.repo.propose:
+            raise ReadOnly(f"The file {path} is read_only and cannot be {verb}", frozenset({approval.PROTECT}))
 
     # -- commands -----------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from gitmemfs.core import approval, jsoninput
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.repo import Repo
-from gitmemfs.edit.editor import Editor
+from gitmemfs.edit.editor import Editor, proposed
 
 SCHEMAS = ("letta", "anthropic")
 LETTA_COMMANDS = ("create", "str_replace", "insert", "delete", "rename", "update_description", "view")
@@ -56,20 +56,47 @@ def require(tool: str, args: dict[str, Any], *keys: str) -> None:
                          f"Received parameters: {', '.join(args)}")
 
 
-def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta", adopt: bool = False) -> Outcome:
+def call(payload: str, open_repo: Callable[[], Repo], *, schema: str = "letta", adopt: bool = False,
+         propose: bool = False) -> Outcome:
     """`adopt`: commit files changed beside the tools as an "outside change" before a write
-    (tools/outside.py) instead of refusing the write over them."""
+    (tools/outside.py) instead of refusing the write over them. `propose` (or the call's
+    own `"propose": true`): a write becomes a proposal for a person, never applied."""
     # An agent's tool call approves nothing: drop a person's approvals before any git runs.
     for var in approval.VARS:
         os.environ.pop(var, None)
     name, args = unwrap(parse_payload(payload))
+    wanted = args.pop("propose", False)
+    if not isinstance(wanted, bool):
+        raise UsageError("git memory call: 'propose' must be true or false")
+    open_repo, opened = proposing(open_repo, propose or wanted)
     if schema == "anthropic":
-        return Anthropic(open_repo, adopt=adopt).call(args)
+        return answered(opened, Anthropic(open_repo, adopt=adopt).call(args), str(args.get("command")))
     if adopt and args.get("command") not in READS:
         open_repo = adopting(open_repo)
     if name == "memory_apply_patch" or (name is None and "command" not in args and "input" in args):
         return apply_patch_call(args, open_repo)
-    return letta_memory(args, open_repo)
+    return answered(opened, letta_memory(args, open_repo), str(args.get("command")))
+
+
+def proposing(open_repo: Callable[[], Repo], propose: bool) -> tuple[Callable[[], Repo], list[Repo]]:
+    """`open_repo` whose repositories propose writes (when `propose`), and the list of
+    those it opened, for `answered`."""
+    opened: list[Repo] = []
+
+    def opening() -> Repo:
+        repo = open_repo()
+        repo.propose = propose
+        opened.append(repo)
+        return repo
+    return opening, opened
+
+
+def answered(opened: list[Repo], out: Outcome, command: str) -> Outcome:
+    """A proposed write's answer says so, whichever schema made it."""
+    repo = opened[-1] if opened else None
+    if repo is None or not repo.proposed or "proposed" in out.extra:
+        return out
+    return proposed(repo, command, out.commit or "", out.paths)
 
 
 READS = ("view", "search", "log", "show", "diff")

@@ -103,3 +103,19 @@ def count(projection: Projection, revision: str | None, budget: int | None = Non
     total = _size(projection.text)
     files = sorted((FileCost(path, n, layout) for path, n in per_file.items()), key=lambda f: (-f.bytes, f.path))
     return TokenReport(revision, total, files, budget, layout)
+
+
+CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
+
+
+def prompt_tokens(repo: Any, rev: str) -> int:
+    """The compiled prompt's tokens at `rev` (a commit of `repo`, a core.repo.Repo)."""
+    import os
+
+    from gitmemfs.core.snapshot import load
+    from gitmemfs.view import compile as compiler
+
+    snap = load(repo.root, rev)
+    layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
+    return count(projection, snap.revision, None, layout).total_tokens

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import os
 
+from gitmemfs.core import approval, memfile, paths, rules
 from gitmemfs.core import layout as layouts
-from gitmemfs.core import memfile, paths, rules
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.memfile import FrontmatterError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.paths import PathError
 from gitmemfs.core.repo import Repo
-from gitmemfs.core.writer import Change, WriteSession
-from gitmemfs.edit.editor import require_reason
+from gitmemfs.core.writer import Change, WriteSession, person_only
+from gitmemfs.edit.editor import proposed, require_reason
 from gitmemfs.edit.patch.grammar import TOOL, AddOp, DeleteOp, Op, PatchError, UpdateOp, fail, parse
 from gitmemfs.edit.patch.hunks import apply_hunks
 
@@ -63,7 +63,10 @@ def apply(repo: Repo, text: str, reason: str) -> Outcome:
         touched = [ch.path for ch in changes]
         sha = session.commit(changes, op="apply_patch", reason=reason, label=TOOL,
                              paths=[p for p in plan.affected if p in touched])
-    return Outcome(f"{TOOL} committed ({sha[:7]}).", sha, [p for p in plan.affected if p in touched])
+    affected = [p for p in plan.affected if p in touched]
+    if repo.proposed:
+        return proposed(repo, "apply_patch", sha, affected)
+    return Outcome(f"{TOOL} committed ({sha[:7]}).", sha, affected)
 
 
 class Plan:
@@ -146,7 +149,7 @@ class Plan:
                        "Add or Update of a file with Updates of it")
         self.index_stays(rel)
         if rules.is_protected(data):
-            raise fail(f"{rel} is read_only and cannot be modified")
+            person_only(self.session.repo, f"{TOOL}: {rel} is read_only and cannot be modified", approval.PROTECT)
         self.put(rel, None, "deleted", op.line)
 
     def update(self, op: UpdateOp) -> None:
@@ -154,7 +157,7 @@ class Plan:
         self.jail(src)
         data = self.readable(src, for_update=True)
         if rules.is_protected(data):
-            raise fail(f"{src} is read_only and cannot be modified")
+            person_only(self.session.repo, f"{TOOL}: {src} is read_only and cannot be modified", approval.PROTECT)
         text = decode(self.root, src, data)
         if dst != src:
             self.jail(dst)
@@ -165,7 +168,7 @@ class Plan:
                 raise fail(f"cannot move {src} to {dst}: the destination already exists{protected}")
         if op.hunks:
             text = apply_hunks(text, op.hunks, src, body_empty=_body_empty(text))
-        check_result(dst, text, self.layout)
+        check_result(dst, text, self.layout, self.session.repo)
         if dst != src:
             self.put(src, None, f"moved to {dst}", op.line)
         self.put(dst, text.encode(), "updated" if dst == src else f"moved from {src}", op.line)
@@ -225,18 +228,24 @@ def _bare(rel: str, layout: str) -> bool:
     return layout == layouts.PLAIN or (layout == layouts.ROOT and layouts.is_index(rel))
 
 
-def check_result(rel: str, text: str, layout: str = layouts.DEFAULT) -> None:
-    """A patched file must still be a memory file that is not read_only."""
+def check_result(rel: str, text: str, layout: str = layouts.DEFAULT, repo: Repo | None = None) -> None:
+    """A patched file must still be a memory file that is not read_only (a person's to
+    keep: proposed, with `repo` proposing)."""
+    def read_only() -> None:
+        if repo is None:
+            raise fail(f"{rel} cannot be written with read_only=true")
+        person_only(repo, f"{TOOL}: {rel} cannot be written with read_only=true", approval.PROTECT)
+
     if _bare(rel, layout):
         if rules.is_protected(text.encode()):
-            raise fail(f"{rel} cannot be written with read_only=true")
+            read_only()
         return
     try:
         mf = memfile.parse(text)
     except FrontmatterError as exc:
         raise fail(f"{_frontmatter_problem(exc)} ({rel}, after applying the patch)") from None
     if mf.read_only:
-        raise fail(f"{rel} cannot be written with read_only=true")
+        read_only()
 
 
 def _frontmatter_problem(exc: FrontmatterError) -> str:
