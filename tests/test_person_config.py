@@ -135,3 +135,27 @@ def test_insteadof_does_not_send_the_push_elsewhere(pushed: dict[str, Path]) -> 
     proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
     assert proc.returncode == 0, proc.stderr
     assert "[REDACTED]" in git("show", "main:reference/keys.md", cwd=pushed["srv"]).stdout
+
+
+def test_a_program_written_mid_command_is_pinned_out(pushed: dict[str, Path]) -> None:
+    """The check runs once, at the start; a key the agent writes while `redact` runs
+    (here: at the moment the person's own signing program runs for the record) does
+    not take effect for the fixed-name keys: the push's ssh stays the person's."""
+    if shutil.which("ssh-keygen") is None:
+        pytest.skip("needs ssh-keygen (OpenSSH)")
+    mem, tmp = pushed["mem"], pushed["tmp"]
+    evil, marker = planted(tmp, "ssh")
+    key = keypair(tmp, "person")
+    late = (f"git config core.sshCommand '{evil}'\n"
+            f"git config url.ssh://agent.invalid/x.git.pushInsteadOf '{pushed['srv']}'\n")
+    mine, _ = planted(tmp, "mine", late + 'exec ssh-keygen "$@"')
+    for name, value in (("gpg.format", "ssh"), ("user.signingKey", str(key)), ("gpg.ssh.program", str(mine))):
+        git("config", "--global", name, value, cwd=tmp)
+    git("config", "commit.gpgSign", "true", cwd=mem)  # init turned it off for the agent's commits
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert git("config", "core.sshCommand", cwd=mem, check=False).stdout.strip() == str(evil), proc.stdout + proc.stderr
+    assert not marker.exists(), proc.stdout + proc.stderr
+    # What the pins can't cover (a made-up name, docs/threat-model.md): the push went to
+    # the redirect, over the person's own ssh, and failed; the redaction itself is kept.
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "[REDACTED]" in (mem / "reference/keys.md").read_text()
