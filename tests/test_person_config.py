@@ -138,9 +138,9 @@ def test_insteadof_does_not_send_the_push_elsewhere(pushed: dict[str, Path]) -> 
 
 
 def test_a_program_written_mid_command_is_pinned_out(pushed: dict[str, Path]) -> None:
-    """The check runs once, at the start; a key the agent writes while `redact` runs
-    (here: at the moment the person's own signing program runs for the record) does
-    not take effect for the fixed-name keys: the push's ssh stays the person's."""
+    """A key the agent writes while `redact` runs (here: when the person's own signing
+    program runs for the record) does not run: the fixed-name ones are pinned (the
+    push's ssh stays the person's), and the config is checked again before the push."""
     if shutil.which("ssh-keygen") is None:
         pytest.skip("needs ssh-keygen (OpenSSH)")
     mem, tmp = pushed["mem"], pushed["tmp"]
@@ -155,7 +155,13 @@ def test_a_program_written_mid_command_is_pinned_out(pushed: dict[str, Path]) ->
     proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
     assert git("config", "core.sshCommand", cwd=mem, check=False).stdout.strip() == str(evil), proc.stdout + proc.stderr
     assert not marker.exists(), proc.stdout + proc.stderr
-    # What the pins can't cover (a made-up name, docs/threat-model.md): the push went to
-    # the redirect, over the person's own ssh, and failed; the redaction itself is kept.
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    # Checked again before the push: refused, the local redaction kept, the fix named.
+    assert proc.returncode == 1 and "core.sshcommand" in proc.stderr.lower(), proc.stdout + proc.stderr
     assert "[REDACTED]" in (mem / "reference/keys.md").read_text()
+    assert SECRET in git("show", "main:reference/keys.md", cwd=pushed["srv"]).stdout
+    git("config", "--unset-all", "core.sshCommand", cwd=mem)
+    git("config", "--unset-all", "url.ssh://agent.invalid/x.git.pushInsteadOf", cwd=mem)
+    git("config", "--global", "--unset-all", "gpg.ssh.program", cwd=tmp)
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    assert "[REDACTED]" in git("show", "main:reference/keys.md", cwd=pushed["srv"]).stdout

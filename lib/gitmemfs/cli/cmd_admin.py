@@ -113,8 +113,11 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
         targets = redacted.targets(repo)
     out = redact.redact(repo, texts, args.paths, dry_run=args.dry_run, reason=args.reason)
     if targets:
+        from gitmemfs.core import ownconfig
         from gitmemfs.remote import redacted
 
+        # Again just before the network: a key an agent wrote while filter-repo ran.
+        ownconfig.refuse_planted(ownconfig.entries(repo.root))
         lines = redacted.push(repo, targets)
         out.message += "\n" + "\n".join(lines)
         out.extra["pushed"] = [t.label for t in targets]
