@@ -93,10 +93,16 @@ def pinned(found: list[tuple[str, str, str, str]], environ: dict[str, str] | Non
         if scope not in REPO_SCOPES:
             mine.setdefault(key.lower(), []).append(value)
     config: list[tuple[str, str]] = []
+    # git reads $PAGER, $VISUAL and $EDITOR only when the config names none, and
+    # sequence.editor falls back to the editor.
+    fallback = {"core.pager": env.get("PAGER"), "core.editor": env.get("VISUAL") or env.get("EDITOR")}
     for key, default in DEFAULTS:
         # Of a pair, the person's later one: git keeps the last it reads of either name.
         last = [v for _o, s, k, v in found if s not in REPO_SCOPES and k.lower() in (key, _SAME.get(key))]
-        config.append((key, last[-1] if last else default))
+        value = last[-1] if last else fallback.get(key) or default
+        config.append((key, value))
+        if key == "core.editor":
+            fallback["sequence.editor"] = value
     config += [(key, mine[key][-1]) for key in PERSON_ONLY if key in mine]
     config.append(("credential.helper", ""))  # the list reset, then the person's helpers in order
     config += [("credential.helper", v) for v in mine.get("credential.helper", [])]
