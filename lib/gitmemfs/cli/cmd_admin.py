@@ -83,9 +83,9 @@ def do_protect(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import protect
     from gitmemfs.core import hookless
 
-    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
-
-    return protect.change(ctx.repo(), args.paths, args.reason, protect=args.protect, sign=args.sign)
+    repo = ctx.repo()
+    hookless.only_ours(repo)  # a person's command: no hook or program an agent planted runs in it
+    return protect.change(repo, args.paths, args.reason, protect=args.protect, sign=args.sign)
 
 
 def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
@@ -94,8 +94,6 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import redact
     from gitmemfs.core import hookless
     from gitmemfs.core.errors import UsageError
-
-    hookless.only_ours()  # a person's command: no hook an agent planted runs in it
 
     texts: list[str] = []
     if args.text_file == "-":
@@ -107,6 +105,7 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
         except OSError as exc:
             raise UsageError(f"redact: can't read {args.text_file}: {exc.strerror}") from None
     repo = ctx.repo()
+    hookless.only_ours(repo)  # a person's command: no hook or program an agent planted runs in it
     targets = []
     if args.push and not args.dry_run:
         from gitmemfs.remote import redacted
@@ -114,8 +113,11 @@ def do_redact(args: argparse.Namespace, ctx: Any) -> Outcome:
         targets = redacted.targets(repo)
     out = redact.redact(repo, texts, args.paths, dry_run=args.dry_run, reason=args.reason)
     if targets:
+        from gitmemfs.core import ownconfig
         from gitmemfs.remote import redacted
 
+        # Again just before the network: a key an agent wrote while filter-repo ran.
+        ownconfig.refuse_planted(ownconfig.entries(repo.root))
         lines = redacted.push(repo, targets)
         out.message += "\n" + "\n".join(lines)
         out.extra["pushed"] = [t.label for t in targets]

@@ -18,6 +18,7 @@
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
     proposal.py  a change only a person may make, kept as refs/memory/proposals/ID
+    ownconfig.py the programs git runs in a person's command: the person's own, never the memory's
     outcome.py   what an operation returns
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)
