@@ -1,0 +1,203 @@
+"""The HTTP front of `git memory serve`: checks, then `git http-backend`.
+
+A stdlib ThreadingHTTPServer, not the review page's uvicorn: http-backend is a CGI
+child with blocking pipes, and a thread per request streams a pack into it and its
+answer out with no event loop to hand bytes across (and no extra to install).
+
+In order: the Host header (on loopback; DNS rebinding) else 403; a URL we serve else
+404; a key (`Authorization: Bearer <key>`, or Basic with any user, `letta` as Letta
+Code sends it) else 401 with a Basic challenge, the same answer whatever the URL
+names; the key's grant for that memory (read for upload-pack, write for
+receive-pack) else 403, again whether or not the memory exists; a missing memory is
+made only for a key that may create it, else 404.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import signal
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Iterator
+
+from gitmemfs.core.errors import MemfsError
+from gitmemfs.serve import cgi, paths, repos
+from gitmemfs.web import auth, listen
+from gitmemfs.web.hosts import HostPolicy, shown
+from gitmemfs.web.keys import Grant, KeyStore
+
+REALM = "git-memory"
+MAX_LINE = 65536  # a chunk-size line longer than this is not a git client's
+
+
+class Service:
+    """What every request handler shares."""
+
+    def __init__(self, root: str, layout: str, hosts: HostPolicy | None):
+        self.root = root
+        self.keys = KeyStore(root)
+        self.maker = repos.Maker(root, layout)
+        self.hosts = hosts
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # git sends large pushes chunked, which HTTP/1.0 has not
+    server_version = "git-memory-serve"
+    sys_version = ""
+
+    def version_string(self) -> str:
+        return self.server_version
+    timeout = 600  # a stalled client frees its thread
+    service: Service
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # no access log: nothing a client sent is written anywhere
+
+    def _handle(self) -> None:
+        self.close_connection = True  # one request per connection: a body we did not read never confuses the next
+        svc = self.service
+        path, _, query = self.path.partition("?")
+        if svc.hosts is not None and not svc.hosts.host_ok(self.headers.get("Host")):
+            return self._refuse(403, "this server answers only to " + ", ".join(svc.hosts.patterns()))
+        target = paths.parse(path, query)
+        if target is None:
+            return self._refuse(404, "not a memory URL; use /v1/git/<agentId>/state.git or /<name>.git "
+                                     "(smart HTTP only)")
+        grant = self._grant()
+        if grant is None:
+            return self._refuse(401, "a key is needed: Authorization: Bearer <key>, or Basic with user letta "
+                                     "and the key as password (git memory serve keys add issues one)",
+                                [("WWW-Authenticate", f'Basic realm="{REALM}", charset="UTF-8"')])
+        right = "write" if target.writes else "read"
+        if not grant.may(right, target.name):
+            return self._refuse(403, f"key {grant.id} may not {right} memory {target.name}")
+        if not repos.exists(svc.root, target.name):
+            if not grant.may("create", target.name):
+                return self._refuse(404, f"no memory {target.name} on this server; a key allowed to create it "
+                                         "makes it on first use")
+            try:
+                svc.maker.ensure(target.name)
+            except MemfsError as exc:
+                return self._refuse(500, exc.message)
+        self._backend(target, grant)
+
+    def _grant(self) -> Grant | None:
+        scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
+        value = value.strip()
+        if scheme.lower() == "basic":
+            try:
+                _, _, value = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+            except (binascii.Error, UnicodeDecodeError):
+                return None
+        elif scheme.lower() != "bearer":
+            return None
+        return self.service.keys.find(value) if value else None
+
+    def _backend(self, target: paths.Target, grant: Grant) -> None:
+        method = self.command
+        length = self.headers.get("Content-Length")
+        chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
+        body = self._chunks() if chunked else self._body(int(length or 0)) if method == "POST" else None
+        env = cgi.environment(self.service.root, f"/{target.name}.git{target.rest}", method=method,
+                              query=self.path.partition("?")[2], user=grant.id,
+                              remote_addr=self.client_address[0], content_type=self.headers.get("Content-Type"),
+                              content_length=None if chunked else length,
+                              encoding=self.headers.get("Content-Encoding"),
+                              protocol=self.headers.get("Git-Protocol"))
+        answer = cgi.run(env, body)
+        try:
+            self.send_response(answer.status, answer.reason)
+            for name, value in answer.headers:
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            for data in answer.body():
+                self.wfile.write(data)
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            answer.close()
+
+    def _body(self, length: int) -> Iterator[bytes]:
+        while length > 0:
+            data = self.rfile.read(min(length, cgi.CHUNK))
+            if not data:
+                return
+            length -= len(data)
+            yield data
+
+    def _chunks(self) -> Iterator[bytes]:
+        """A chunked request body, decoded (RFC 9112 §7.1)."""
+        while True:
+            line = self.rfile.readline(MAX_LINE)
+            size = int(line.split(b";")[0].strip() or b"0", 16)
+            if size == 0:
+                while self.rfile.readline(MAX_LINE) not in (b"\r\n", b"\n", b""):
+                    pass  # trailers
+                return
+            yield from self._body(size)
+            self.rfile.readline(MAX_LINE)
+
+    def _refuse(self, status: int, message: str, headers: list[tuple[str, str]] | None = None) -> None:
+        data = f"error: {message}\n".encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "text/plain; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for name, value in headers or ():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
+
+
+def prepare(root: str, layout: str) -> list[str]:
+    """The gate and receive settings on every memory already under `root`."""
+    if not os.path.isdir(root):
+        raise MemfsError(f"serve: --root {root} is not a directory; mkdir -p {root}")
+    names = repos.existing(root)
+    for name in names:
+        repos.configure(repos.path(root, name))
+    return names
+
+
+def run(root: str, *, host: str = "127.0.0.1", port: int = 0, layout: str = "letta", as_json: bool = False) -> int:
+    root = os.path.abspath(os.path.expanduser(root))
+    names = prepare(root, layout)
+    sock = listen.bind(host, port, "serve")
+    port = sock.getsockname()[1]
+    hosts = HostPolicy(host, port) if auth.is_loopback(host) else None
+    handler = type("BoundHandler", (Handler,), {"service": Service(root, layout, hosts)})
+    server = Server((host.strip("[]"), port), handler, bind_and_activate=False)
+    server.socket.close()
+    server.socket = sock
+    url = f"http://{shown(host)}:{port}"
+    if as_json:
+        sys.stdout.write(json.dumps({"ok": True, "url": url, "host": host, "port": port, "root": root,
+                                     "memories": names, "letta_base_url": url}) + "\n")
+    else:
+        sys.stdout.write(f"{url}\ngit memory serve: {len(names)} memories under {root}; clone "
+                         f"{url}/<name>.git or, for Letta Code, LETTA_MEMFS_BASE_URL={url} (Ctrl-C stops)\n")
+    sys.stdout.flush()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        server.serve_forever(poll_interval=0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
