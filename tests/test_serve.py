@@ -138,8 +138,20 @@ def test_letta_code_git_configuration_clones_commits_and_pushes(served: Served, 
     assert key not in (work / ".git" / "config").read_text()
     commit(work, "system/project.md", note("The project", "We ship on Fridays."), "Note the release day")
     git("push", "-q", "origin", "main", cwd=work, env={"LETTA_API_KEY": key, "GIT_TERMINAL_PROMPT": "0"})
+    # As Letta Code's harness syncs: helpers reset, its Basic header and backend header
+    basic = base64.b64encode(f"letta:{key}".encode()).decode()
+    harness = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "5",
+               "GIT_CONFIG_KEY_0": "commit.gpgsign", "GIT_CONFIG_VALUE_0": "false",
+               "GIT_CONFIG_KEY_1": "credential.helper", "GIT_CONFIG_VALUE_1": "",
+               "GIT_CONFIG_KEY_2": "core.askPass", "GIT_CONFIG_VALUE_2": "",
+               "GIT_CONFIG_KEY_3": "http.extraHeader", "GIT_CONFIG_VALUE_3": f"Authorization: Basic {basic}",
+               "GIT_CONFIG_KEY_4": "http.extraHeader", "GIT_CONFIG_VALUE_4": "x-letta-memfs-backend: hosted"}
+    commit(work, "system/team.md", note("The team", "Ana reviews."), "Note the reviewer")
+    git("pull", "-q", "--rebase", "origin", "main", cwd=work, env=harness)
+    git("push", "-q", "origin", "HEAD:main", cwd=work, env=harness)
     bare = served.bare("agent-aaa")
-    assert git("log", "-1", "--format=%s", "main", cwd=bare).stdout.strip() == "Note the release day"
+    assert git("log", "-2", "--format=%s", "main", cwd=bare).stdout.split("\n")[:2] == [
+        "Note the reviewer", "Note the release day"]
     assert git("rev-parse", "main", cwd=bare).stdout == git("rev-parse", "HEAD", cwd=work).stdout
     # the plain layout names the same memory
     other = tmp_path / "plain"
@@ -336,3 +348,32 @@ def test_existing_memories_get_the_gate_when_the_server_starts(tmp_path: Path) -
         proc.wait(timeout=30)
     assert (root / "old.git" / "hooks" / "pre-receive").is_file()
     assert git("config", "receive.denyDeletes", cwd=root / "old.git").stdout.strip() == "true"
+
+
+def test_a_revoked_key_stops_working_at_once(served: Served, tmp_path: Path) -> None:
+    key = served.key("agent-iii")
+    url = f"{served.letta('agent-iii')}/info/refs?service=git-upload-pack"
+    assert get(url, {"Authorization": f"Bearer {key}"})[0] == 200
+    res = memory("serve", "keys", "revoke", "agent-iii", "--root", str(served.root), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert get(url, {"Authorization": f"Bearer {key}"})[0] == 401  # the running server, no restart
+
+
+def test_memories_made_on_first_use_take_the_operators_layout(tmp_path: Path) -> None:
+    root = tmp_path / "srv"
+    root.mkdir()
+    proc = subprocess.Popen(["git", "memory", "serve", "--root", str(root), "--layout", "plain", "--json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        served = Served(root, proc, json.loads(proc.stdout.readline())["url"])
+        key = served.key("notes")
+        work = tmp_path / "w"
+        git("clone", "-q", f"{served.url}/notes.git", str(work), cwd=tmp_path, env=bearer(key))
+        assert [p.name for p in work.iterdir()] == [".git"]  # plain: no seed files, one commit
+        assert git("config", "memory.layout", cwd=served.bare("notes")).stdout.strip() == "plain"
+        commit(work, "todo.txt", "buy milk\n", "A plain file")  # plain: any file, no frontmatter
+        git("push", "-q", "origin", "main", cwd=work, env=bearer(key))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

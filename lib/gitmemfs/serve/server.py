@@ -139,7 +139,10 @@ class Handler(BaseHTTPRequestHandler):
         """A chunked request body, decoded (RFC 9112 §7.1)."""
         while True:
             line = self.rfile.readline(MAX_LINE)
-            size = int(line.split(b";")[0].strip() or b"0", 16)
+            try:
+                size = int(line.split(b";")[0].strip() or b"0", 16)
+            except ValueError:
+                return  # not chunked encoding: the body ends here, and git refuses what it got
             if size == 0:
                 while self.rfile.readline(MAX_LINE) not in (b"\r\n", b"\n", b""):
                     pass  # trailers
