@@ -377,3 +377,108 @@ def test_memories_made_on_first_use_take_the_operators_layout(tmp_path: Path) ->
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+# --- the same service behind nginx + fcgiwrap --------------------------------------------------
+
+def smoke(url: str, root: Path, tmp_path: Path) -> None:
+    """Letta's layout with Letta Code's credential helper, a push, a wrong key, another agent's
+    memory, and a gate refusal in the gate's words: what every front of ours must do."""
+    def key(key_id: str) -> str:
+        return memory("serve", "keys", "add", key_id, "--root", str(root), cwd=tmp_path).stdout.strip()
+
+    mine, other = key("smoke-a"), key("smoke-b")
+    env = {"LETTA_API_KEY": mine, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
+           "GIT_CONFIG_KEY_0": f"credential.{url}.helper", "GIT_CONFIG_VALUE_0": LETTA_HELPER}
+    work = tmp_path / "smoke"
+    git("clone", "-q", f"{url}/v1/git/smoke-a/state.git", str(work), cwd=tmp_path, env=env)
+    commit(work, "system/s.md", note("Smoke", "It works."), "Smoke test")
+    git("push", "-q", "origin", "main", cwd=work, env=env)
+    bare = root / "smoke-a.git"
+    assert git("log", "-1", "--format=%s", "main", cwd=bare).stdout.strip() == "Smoke test"
+    status, head, _ = get(f"{url}/v1/git/smoke-a/state.git/info/refs?service=git-upload-pack",
+                          {"Authorization": "Bearer gmk_wrong"})
+    assert status == 401 and head["WWW-Authenticate"].startswith("Basic ")
+    res = git("clone", f"{url}/smoke-a.git", str(tmp_path / "steal"), cwd=tmp_path, env=bearer(other), check=False)
+    assert res.returncode != 0 and "key smoke-b may not read memory smoke-a" in res.stderr
+    (work / "system" / "broken.md").write_text("no frontmatter\n")
+    git("add", ".", cwd=work)
+    git("commit", "-q", "--no-verify", "-m", "Skip the checks", cwd=work)
+    res = git("push", "origin", "main", cwd=work, env=env, check=False)
+    assert res.returncode != 0 and "remote: " in res.stderr and "system/broken.md" in res.stderr
+    assert git("log", "-1", "--format=%s", "main", cwd=bare).stdout.strip() == "Smoke test"
+    fsck(bare)
+
+
+def test_smoke_on_the_built_in_server(served: Served, tmp_path: Path) -> None:
+    smoke(served.url, served.root, tmp_path)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(path: Path, proc: subprocess.Popen[bytes]) -> None:
+    import time
+
+    for _ in range(600):
+        if path.exists() or proc.poll() is not None:
+            return
+        time.sleep(0.1)
+
+
+NGINX = "/usr/sbin/nginx"
+FCGIWRAP = "/usr/sbin/fcgiwrap"
+
+
+@pytest.mark.skipif(not (os.path.exists(NGINX) and os.path.exists(FCGIWRAP)),
+                    reason="needs Debian's nginx and fcgiwrap (.ci/run installs them)")
+def test_smoke_behind_nginx_and_fcgiwrap(tmp_path: Path) -> None:
+    root, box = tmp_path / "srv", tmp_path / "nginx"
+    root.mkdir()
+    box.mkdir()
+    script = box / "serve.cgi"  # what docs/serving.md shows, with this test's environment
+    passed = " ".join(f"{k}='{os.environ[k]}'" for k in ("PATH", "HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM",
+                                                          "GIT_MEMFS_PYTHON") if k in os.environ)
+    script.write_text(f"#!/bin/sh\nexport {passed}\nexec git memory serve cgi --root '{root}'\n")
+    script.chmod(0o755)
+    sock, port = box / "fcgi.sock", free_port()
+    user = "user root root;\n" if os.geteuid() == 0 else ""
+    kinds = ("client_body", "fastcgi", "proxy", "uwsgi", "scgi")
+    temps = "".join(f"{kind}_temp_path {box}/{kind};\n" for kind in kinds)
+    (box / "nginx.conf").write_text(f"""{user}daemon off;
+pid {box}/nginx.pid;
+error_log {box}/error.log;
+events {{}}
+http {{
+  access_log off;
+  {temps}
+  server {{
+    listen 127.0.0.1:{port};
+    client_max_body_size 0;
+    location / {{
+      include /etc/nginx/fastcgi_params;
+      fastcgi_param SCRIPT_FILENAME {script};
+      fastcgi_param PATH_INFO $uri;
+      fastcgi_pass unix:{sock};
+    }}
+  }}
+}}
+""")
+    fcgi = subprocess.Popen([FCGIWRAP, "-s", f"unix:{sock}"], stdin=subprocess.DEVNULL)
+    web = None
+    try:
+        wait_for(sock, fcgi)
+        web = subprocess.Popen([NGINX, "-c", str(box / "nginx.conf"), "-p", str(box)], stdin=subprocess.DEVNULL)
+        wait_for(box / "nginx.pid", web)
+        assert web.poll() is None, (box / "error.log").read_text()
+        smoke(f"http://127.0.0.1:{port}", root, tmp_path)
+    finally:
+        for proc in (web, fcgi):
+            if proc is not None:
+                proc.terminate()
+                proc.wait(timeout=30)

@@ -26,7 +26,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     p.add_argument("--layout", choices=layouts.NAMES, default=layouts.LETTA,
                    help="the layout of memories made on first use (default letta)")
     p.set_defaults(func=do_serve)
-    keys = p.add_subparsers(dest="serve_cmd", metavar="keys")
+    keys = p.add_subparsers(dest="serve_cmd", metavar="keys|cgi")
     k = keys.add_parser("keys", parents=[common], help="issue, list and revoke keys",
                         description="Keys for agents, people and operators. A key is printed once, when "
                                     "issued; the server keeps only its SHA-256.")
@@ -44,6 +44,14 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     for leaf in (add, lst, rev):
         leaf.add_argument("--root", dest="serve_root", metavar="DIR", required=True, help="the server's folder")
         leaf.set_defaults(func=do_keys)
+    c = keys.add_parser("cgi", parents=[common], help="one request as a CGI program (behind nginx + fcgiwrap)",
+                        description="Check one request from the CGI environment (the same keys and grants), "
+                                    "then run git http-backend for it. For a web server's CGI gateway; "
+                                    "docs/serving.md shows nginx with fcgiwrap.")
+    c.add_argument("--root", dest="serve_root", metavar="DIR", required=True, help="the folder of memories")
+    c.add_argument("--layout", choices=layouts.NAMES, default=layouts.LETTA,
+                   help="the layout of memories made on first use (default letta)")
+    c.set_defaults(func=do_cgi)
 
 
 def _root(args: argparse.Namespace) -> str:
@@ -74,6 +82,12 @@ def do_keys(args: argparse.Namespace, ctx: Any) -> Report:
         create = [args.id]
     key = store.add(args.id, read, write, create)
     return Report(key, {"id": args.id, "key": key, "read": read, "write": write, "create": create})
+
+
+def do_cgi(args: argparse.Namespace, ctx: Any) -> Report:
+    from gitmemfs.serve import gateway
+
+    return Report("", code=gateway.run(_root(args), args.layout))
 
 
 def do_serve(args: argparse.Namespace, ctx: Any) -> Report:

@@ -4,17 +4,11 @@ A stdlib ThreadingHTTPServer, not the review page's uvicorn: http-backend is a C
 child with blocking pipes, and a thread per request streams a pack into it and its
 answer out with no event loop to hand bytes across (and no extra to install).
 
-In order: the Host header (on loopback; DNS rebinding) else 403; a URL we serve else
-404; a key (`Authorization: Bearer <key>`, or Basic with any user, `letta` as Letta
-Code sends it) else 401 with a Basic challenge, the same answer whatever the URL
-names; the key's grant for that memory (read for upload-pack, write for
-receive-pack) else 403, again whether or not the memory exists; a missing memory is
-made only for a key that may create it, else 404.
+First the Host header (on loopback; DNS rebinding), else 403; then access.py's checks
+(URL, key, grant, creation); then git.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import os
 import signal
@@ -23,12 +17,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
 from gitmemfs.core.errors import MemfsError
-from gitmemfs.serve import cgi, paths, repos
+from gitmemfs.serve import access, cgi, paths, repos
 from gitmemfs.web import auth, listen
 from gitmemfs.web.hosts import HostPolicy, shown
 from gitmemfs.web.keys import Grant, KeyStore
 
-REALM = "git-memory"
 MAX_LINE = 65536  # a chunk-size line longer than this is not a git client's
 
 
@@ -67,39 +60,11 @@ class Handler(BaseHTTPRequestHandler):
         path, _, query = self.path.partition("?")
         if svc.hosts is not None and not svc.hosts.host_ok(self.headers.get("Host")):
             return self._refuse(403, "this server answers only to " + ", ".join(svc.hosts.patterns()))
-        target = paths.parse(path, query)
-        if target is None:
-            return self._refuse(404, "not a memory URL; use /v1/git/<agentId>/state.git or /<name>.git "
-                                     "(smart HTTP only)")
-        grant = self._grant()
-        if grant is None:
-            return self._refuse(401, "a key is needed: Authorization: Bearer <key>, or Basic with user letta "
-                                     "and the key as password (git memory serve keys add issues one)",
-                                [("WWW-Authenticate", f'Basic realm="{REALM}", charset="UTF-8"')])
-        right = "write" if target.writes else "read"
-        if not grant.may(right, target.name):
-            return self._refuse(403, f"key {grant.id} may not {right} memory {target.name}")
-        if not repos.exists(svc.root, target.name):
-            if not grant.may("create", target.name):
-                return self._refuse(404, f"no memory {target.name} on this server; a key allowed to create it "
-                                         "makes it on first use")
-            try:
-                svc.maker.ensure(target.name)
-            except MemfsError as exc:
-                return self._refuse(500, exc.message)
+        try:
+            target, grant = access.admit(svc.keys, svc.maker, path, query, self.headers.get("Authorization"))
+        except access.Refusal as no:
+            return self._refuse(no.status, no.message, list(no.headers))
         self._backend(target, grant)
-
-    def _grant(self) -> Grant | None:
-        scheme, _, value = (self.headers.get("Authorization") or "").partition(" ")
-        value = value.strip()
-        if scheme.lower() == "basic":
-            try:
-                _, _, value = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
-            except (binascii.Error, UnicodeDecodeError):
-                return None
-        elif scheme.lower() != "bearer":
-            return None
-        return self.service.keys.find(value) if value else None
 
     def _backend(self, target: paths.Target, grant: Grant) -> None:
         method = self.command
