@@ -482,3 +482,38 @@ http {{
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)
+
+
+def test_agents_sharing_one_memory_all_land_through_sync(served: Served, tmp_path: Path) -> None:
+    """Five agents syncing one memory at once: the pushes that lose the race are refused by
+    git's ref lock, `sync` fetches, merges through the gate and pushes again; every commit
+    lands. (Pushes per landed commit is printed, not asserted: it depends on timing.)"""
+    agents = [f"agent-s{i}" for i in range(5)]
+    keys = {a: served.key(a, "--create", "team") for a in agents}
+    for a in agents:
+        env = {"GIT_MEMORY_TOKEN": keys[a]}
+        res = memory("clone", f"{served.url}/team.git", str(tmp_path / a), cwd=tmp_path, env=env)
+        assert res.returncode == 0, res.stderr
+        res = memory("create", f"reference/{a}.md", f"Notes of {a}.", "-d", f"{a}'s notes", "-m", f"{a} adds notes",
+                     cwd=tmp_path / a)
+        assert res.returncode == 0, res.stderr
+    start = threading.Barrier(len(agents))
+    results: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def sync(a: str) -> None:
+        start.wait(timeout=60)
+        results[a] = memory("--json", "sync", cwd=tmp_path / a, env={"GIT_MEMORY_TOKEN": keys[a]}, timeout=300)
+
+    threads = [threading.Thread(target=sync, args=(a,)) for a in agents]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=400)
+    for a in agents:
+        assert results[a].returncode == 0, results[a].stdout + results[a].stderr
+    pushes = sum(json.loads(results[a].stdout)["push_attempts"] for a in agents)
+    print(f"{pushes} pushes for {len(agents)} landed commits")
+    bare = served.bare("team")
+    subjects = git("log", "--format=%s", "main", cwd=bare).stdout.split("\n")
+    assert sorted(s for s in subjects if s.endswith("adds notes")) == sorted(f"{a} adds notes" for a in agents)
+    fsck(bare)
