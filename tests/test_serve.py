@@ -122,6 +122,18 @@ def test_keys_are_printed_once_and_stored_as_hashes_only(tmp_path: Path) -> None
     assert bad.returncode == 2
 
 
+def test_keys_added_at_the_same_moment_all_land(tmp_path: Path) -> None:
+    root = tmp_path / "srv"
+    root.mkdir()
+    procs = [subprocess.Popen(["git", "memory", "serve", "keys", "add", f"agent-{i}", "--root", str(root)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for i in range(8)]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    listed = json.loads(memory("serve", "keys", "list", "--root", str(root), "--json", cwd=tmp_path).stdout)
+    assert sorted(k["id"] for k in listed["keys"]) == sorted(f"agent-{i}" for i in range(8))
+
+
 # --- Letta Code against it -----------------------------------------------------------------
 
 def test_letta_code_git_configuration_clones_commits_and_pushes(served: Served, tmp_path: Path) -> None:

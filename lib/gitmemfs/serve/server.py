@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
@@ -23,6 +24,9 @@ from gitmemfs.web.hosts import HostPolicy, shown
 from gitmemfs.web.keys import Grant, KeyStore
 
 MAX_LINE = 65536  # a chunk-size line longer than this is not a git client's
+# git http-backend children at once (each push also runs the gate): more wait their turn
+# rather than share the cores until every one is slow.
+MAX_BACKENDS = 4 * (os.cpu_count() or 1)
 
 
 class Service:
@@ -33,6 +37,7 @@ class Service:
         self.keys = KeyStore(root)
         self.maker = repos.Maker(root, layout)
         self.hosts = hosts
+        self.slots = threading.BoundedSemaphore(MAX_BACKENDS)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -69,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
     def _backend(self, target: paths.Target, grant: Grant) -> None:
         method = self.command
         length = self.headers.get("Content-Length")
+        if length is not None and not length.strip().isdigit():
+            return self._refuse(400, "Content-Length is not a number")
         chunked = "chunked" in (self.headers.get("Transfer-Encoding") or "").lower()
         body = self._chunks() if chunked else self._body(int(length or 0)) if method == "POST" else None
         env = cgi.environment(self.service.root, f"/{target.name}.git{target.rest}", method=method,
@@ -77,7 +84,10 @@ class Handler(BaseHTTPRequestHandler):
                               content_length=None if chunked else length,
                               encoding=self.headers.get("Content-Encoding"),
                               protocol=self.headers.get("Git-Protocol"))
-        answer = cgi.run(env, body)
+        with self.service.slots:
+            self._answer(cgi.run(env, body))
+
+    def _answer(self, answer: cgi.Answer) -> None:
         try:
             self.send_response(answer.status, answer.reason)
             for name, value in answer.headers:

@@ -12,6 +12,8 @@ atomically, so a reader sees the old list or the new one.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import fnmatch
 import hmac
 import json
@@ -21,7 +23,7 @@ import secrets
 import stat
 import threading
 import time
-from typing import Any
+from typing import Any, Iterator
 
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.web.auth import hash_key
@@ -111,26 +113,39 @@ class KeyStore:
             os.fsync(fh.fileno())
         os.replace(tmp, self.path)
 
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[dict[str, dict[str, Any]]]:
+        """The entries to change, under a lock: two `keys add` at once both land."""
+        folder = state_dir(self.root)
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+        fd = os.open(os.path.join(folder, "keys.lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._stamp = None  # read afresh under the lock
+            entries = dict(self.entries())
+            yield entries
+            self._write(entries)
+        finally:
+            os.close(fd)
+
     def add(self, key_id: str, read: list[str], write: list[str], create: list[str]) -> str:
         if not ID.match(key_id):
             raise UsageError(f"serve keys add: {key_id!r} is not a key id (letters, digits, '.', '_', '@', '-')")
-        entries = dict(self.entries())
-        if key_id in entries:
-            raise MemfsError(f"serve keys add: a key named {key_id} exists; revoke it first "
-                             f"(git memory serve keys revoke {key_id} --root {self.root})")
-        key = PREFIX + secrets.token_urlsafe(32)
-        entries[key_id] = {"hash": hash_key(key), "read": read, "write": write, "create": create,
-                           "added": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-        self._write(entries)
+        with self._changing() as entries:
+            if key_id in entries:
+                raise MemfsError(f"serve keys add: a key named {key_id} exists; revoke it first "
+                                 f"(git memory serve keys revoke {key_id} --root {self.root})")
+            key = PREFIX + secrets.token_urlsafe(32)
+            entries[key_id] = {"hash": hash_key(key), "read": read, "write": write, "create": create,
+                               "added": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         return key
 
     def revoke(self, key_id: str) -> None:
-        entries = dict(self.entries())
-        if key_id not in entries:
-            raise MemfsError(f"serve keys revoke: no key named {key_id}; git memory serve keys list --root "
-                             f"{self.root} shows them")
-        del entries[key_id]
-        self._write(entries)
+        with self._changing() as entries:
+            if key_id not in entries:
+                raise MemfsError(f"serve keys revoke: no key named {key_id}; git memory serve keys list --root "
+                                 f"{self.root} shows them")
+            del entries[key_id]
 
     def grants(self) -> list[Grant]:
         return [_grant(k, v) for k, v in sorted(self.entries().items())]
