@@ -171,6 +171,9 @@ def run(root: str, *, host: str = "127.0.0.1", port: int = 0, layout: str = "let
         sys.stdout.write(f"{url}\ngit memory serve: {len(names)} memories under {root}; clone "
                          f"{url}/<name>.git or, for Letta Code, LETTA_MEMFS_BASE_URL={url} (Ctrl-C stops)\n")
     sys.stdout.flush()
+    if hosts is None:
+        sys.stderr.write(f"git memory serve: listening on {host} over plain HTTP; keys cross the network in the "
+                         "clear unless TLS is in front (docs/serving.md, behind a real web server)\n")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         server.serve_forever(poll_interval=0.5)
