@@ -16,7 +16,7 @@ import threading
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pytest
 
@@ -76,6 +76,24 @@ def commit(work: Path, name: str, text: str, message: str) -> None:
 
 def note(description: str, body: str) -> str:
     return f"---\ndescription: {description}\n---\n{body}\n"
+
+
+def at_once(agents: list[str], act: Callable[[str], subprocess.CompletedProcess[str]]
+            ) -> dict[str, subprocess.CompletedProcess[str]]:
+    """`act` for every agent, all started at the same moment (a barrier), each one's result."""
+    start = threading.Barrier(len(agents))
+    results: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def one(a: str) -> None:
+        start.wait(timeout=60)
+        results[a] = act(a)
+
+    threads = [threading.Thread(target=one, args=(a,)) for a in agents]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=400)
+    return results
 
 
 def fsck(bare: Path) -> None:
@@ -326,18 +344,8 @@ def test_ten_agents_pushing_at_the_same_moment_all_land(served: Served, tmp_path
     for a in agents:
         git("clone", "-q", served.letta(a), str(tmp_path / a), cwd=tmp_path, env=bearer(keys[a]))
         commit(tmp_path / a, "system/me.md", note("Who", f"I am {a}."), f"{a} introduces itself")
-    start = threading.Barrier(len(agents))
-    results: dict[str, subprocess.CompletedProcess[str]] = {}
-
-    def push(a: str) -> None:
-        start.wait(timeout=60)
-        results[a] = git("push", "origin", "main", cwd=tmp_path / a, env=bearer(keys[a]), check=False)
-
-    threads = [threading.Thread(target=push, args=(a,)) for a in agents]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    results = at_once(agents, lambda a: git("push", "origin", "main", cwd=tmp_path / a, env=bearer(keys[a]),
+                                            check=False))
     for a in agents:
         assert results[a].returncode == 0, results[a].stderr
         bare = served.bare(a)
@@ -509,18 +517,8 @@ def test_agents_sharing_one_memory_all_land_through_sync(served: Served, tmp_pat
         res = memory("create", f"reference/{a}.md", f"Notes of {a}.", "-d", f"{a}'s notes", "-m", f"{a} adds notes",
                      cwd=tmp_path / a)
         assert res.returncode == 0, res.stderr
-    start = threading.Barrier(len(agents))
-    results: dict[str, subprocess.CompletedProcess[str]] = {}
-
-    def sync(a: str) -> None:
-        start.wait(timeout=60)
-        results[a] = memory("--json", "sync", cwd=tmp_path / a, env={"GIT_MEMORY_TOKEN": keys[a]}, timeout=300)
-
-    threads = [threading.Thread(target=sync, args=(a,)) for a in agents]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=400)
+    results = at_once(agents, lambda a: memory("--json", "sync", cwd=tmp_path / a,
+                                               env={"GIT_MEMORY_TOKEN": keys[a]}, timeout=300))
     for a in agents:
         assert results[a].returncode == 0, results[a].stdout + results[a].stderr
     pushes = sum(json.loads(results[a].stdout)["push_attempts"] for a in agents)
