@@ -28,6 +28,7 @@ complete -c git-memory -f -n '__fish_use_subcommand' -a doctor -d 'audit the mem
 complete -c git-memory -f -n '__fish_use_subcommand' -a proposals -d 'list, show, accept or reject what agents proposed (a person\'s command)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a review -d 'review, accept and undo memory changes in a browser'
+complete -c git-memory -f -n '__fish_use_subcommand' -a serve -d 'serve memories to a team\'s agents over git HTTP'
 complete -c git-memory -f -n '__fish_use_subcommand' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
 complete -c git-memory -f -n '__fish_use_subcommand' -a uninstall -d 'take out what install wrote (files back as they were)'
 complete -c git-memory -f -n '__fish_use_subcommand' -a hook -d 'the entry point installed hooks run (a harness event)'
@@ -228,6 +229,14 @@ complete -c git-memory -n '__fish_seen_subcommand_from review' -l port -d 'port 
 complete -c git-memory -n '__fish_seen_subcommand_from review' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_REVIEW_TOKEN)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from review' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory])' -r
 complete -c git-memory -n '__fish_seen_subcommand_from review' -l no-browser -d 'print the URL; do not open a browser'
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -s h -l help -d 'show this help message and exit'
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -s q -l quiet -d 'print nothing on success'
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l root -d 'the folder of memories (DIR/<name>.git)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l host -d 'address to listen on (default 127.0.0.1)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l port -d 'port (default 0: any free port; the URL says which)' -r
+complete -c git-memory -n '__fish_seen_subcommand_from serve' -l layout -d 'the layout of memories made on first use (default letta)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
 complete -c git-memory -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git-memory -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'
@@ -326,6 +335,7 @@ complete -c git -f -n '__fish_seen_subcommand_from memory' -a doctor -d 'audit t
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a proposals -d 'list, show, accept or reject what agents proposed (a person\'s command)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a mcp -d 'serve the memory to agents over MCP (Model Context Protocol)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a review -d 'review, accept and undo memory changes in a browser'
+complete -c git -f -n '__fish_seen_subcommand_from memory' -a serve -d 'serve memories to a team\'s agents over git HTTP'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a install -d 'wire the memory into Claude Code\'s or Codex\'s own loop'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a uninstall -d 'take out what install wrote (files back as they were)'
 complete -c git -f -n '__fish_seen_subcommand_from memory' -a hook -d 'the entry point installed hooks run (a harness event)'
@@ -526,6 +536,14 @@ complete -c git -n '__fish_seen_subcommand_from review' -l port -d 'port (defaul
 complete -c git -n '__fish_seen_subcommand_from review' -l host -d 'address to listen on (default 127.0.0.1; any other needs $GIT_MEMORY_REVIEW_TOKEN)' -r
 complete -c git -n '__fish_seen_subcommand_from review' -l root -d 'serve every agent\'s memory under DIR (DIR/<agent>[/memory])' -r
 complete -c git -n '__fish_seen_subcommand_from review' -l no-browser -d 'print the URL; do not open a browser'
+complete -c git -n '__fish_seen_subcommand_from serve' -s h -l help -d 'show this help message and exit'
+complete -c git -n '__fish_seen_subcommand_from serve' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
+complete -c git -n '__fish_seen_subcommand_from serve' -l json -d 'print one JSON object on stdout, errors included'
+complete -c git -n '__fish_seen_subcommand_from serve' -s q -l quiet -d 'print nothing on success'
+complete -c git -n '__fish_seen_subcommand_from serve' -l root -d 'the folder of memories (DIR/<name>.git)' -r
+complete -c git -n '__fish_seen_subcommand_from serve' -l host -d 'address to listen on (default 127.0.0.1)' -r
+complete -c git -n '__fish_seen_subcommand_from serve' -l port -d 'port (default 0: any free port; the URL says which)' -r
+complete -c git -n '__fish_seen_subcommand_from serve' -l layout -d 'the layout of memories made on first use (default letta)' -r
 complete -c git -n '__fish_seen_subcommand_from install' -s h -l help -d 'show this help message and exit'
 complete -c git -n '__fish_seen_subcommand_from install' -l memory-dir -d 'memory repository to use (default: $MEMORY_DIR, $AGENT_ID\'s ~/.letta/agents/<id>/memory, else the current work tree)' -r
 complete -c git -n '__fish_seen_subcommand_from install' -l json -d 'print one JSON object on stdout, errors included'

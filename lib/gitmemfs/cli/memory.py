@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         cmd_proposals,
         cmd_remote,
         cmd_review,
+        cmd_serve,
         cmd_view,
     )
     from gitmemfs.cli.parser import Parser
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
 # `typing`, `re` and friends: ~15 ms of every edit otherwise). cmd_help comes last:
 # `help` is built up to its own module, and must know every command before it.
 MODULES = ("cmd_edit", "cmd_view", "cmd_init", "cmd_check", "cmd_remote", "cmd_compile", "cmd_config",
-           "cmd_admin", "cmd_proposals", "cmd_mcp", "cmd_review", "cmd_install", "cmd_history", "cmd_help")
+           "cmd_admin", "cmd_proposals", "cmd_mcp", "cmd_review", "cmd_serve", "cmd_install", "cmd_history",
+           "cmd_help")
 # Commands whose module is built alone: a harness runs `hook` on every turn.
 ALONE = {"hook": "cmd_install"}
 

@@ -1,0 +1,11 @@
+"""`git memory serve`: every memory under --root over git smart HTTP, by `git http-backend`.
+
+    repos.py   where a memory lives (DIR/<name>.git), its receive settings and gate, its creation
+    paths.py   which memory and which git service a request's URL names (Letta's and a plain layout)
+    cgi.py     one `git http-backend` run per request, bodies streamed both ways
+    access.py  the checks every request passes: URL, key, grant, creation on first use
+    server.py  the built-in HTTP front: Host check, access.py, then cgi.py
+    gateway.py the same as a CGI program, for nginx + fcgiwrap (`git memory serve cgi`)
+
+Keys and their grants are web/keys.py (shared with the other servers).
+"""
