@@ -97,8 +97,12 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
 
 
 def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.remote import store
     from gitmemfs.remote.clone import clone
 
+    sid = store.store_id_of(args.target)
+    if sid:
+        return store.clone(sid, args.directory or ctx.memory_dir, layout=args.layout)
     url, directory = args.target, args.directory
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
@@ -109,7 +113,12 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.remote.sync import sync
 
-    result = sync(ctx.repo(), notify=_notifier(ctx), deadline=args.deadline)
+    repo = ctx.repo()
+    if repo.cfg("memory.store"):
+        from gitmemfs.remote import store
+        result = store.sync(repo, deadline=args.deadline)
+    else:
+        result = sync(repo, notify=_notifier(ctx), deadline=args.deadline)
     if result.code and not ctx.json:
         # A state that needs attention is an error line on stderr like any other
         # failure; --json keeps the whole state object on stdout.
@@ -120,4 +129,8 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.remote import status
 
-    return status.status(ctx.repo())
+    repo = ctx.repo()
+    if repo.cfg("memory.store"):
+        from gitmemfs.remote import store
+        return store.status(repo)
+    return status.status(repo)
