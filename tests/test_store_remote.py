@@ -145,6 +145,17 @@ def test_limits_refused_before_sending(srv, tmp_path):
     assert "/system/big.md" not in by_path(srv)
 
 
+def test_rules_refused_before_sending(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    write(repo, "system/notes.md", "no front matter at all\n")
+    git("commit", "-q", "--no-verify", "-am", "past the hooks", cwd=repo)
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "check_failed", out
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+    assert by_path(srv)["/system/notes.md"]["content"] == NOTES
+
+
 def test_key_never_in_argv_config_or_output(srv, tmp_path, monkeypatch):
     repo = cloned(srv, tmp_path)
     edit(repo, "system/notes.md", NOTES + "more\n", "more")

@@ -34,7 +34,7 @@ from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import redact
 from gitmemfs.core.repo import Repo, describe_git_dir, read_config
-from gitmemfs.gate import hooks
+from gitmemfs.gate import check, hooks
 from gitmemfs.remote.clone import _check_destination, _make_parent
 from gitmemfs.remote.sync import SyncResult, backup_ref, deadline_of
 
@@ -281,7 +281,7 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
                                       backup_ref=backup, pulled=pulled)
                 continue
             commits = repo.git("rev-list", "--reverse", f"{tip}..HEAD" if tip else "HEAD").lines()
-            problems = _limits(repo, commits)
+            problems = _limits(repo, commits) or _rules(repo, tip)
             if problems:
                 return SyncResult("check_failed", "Refused, nothing sent: " + "; ".join(problems[:5]),
                                   problems=problems)
@@ -325,6 +325,13 @@ def _limits(repo: Repo, commits: list[str]) -> list[str]:
                 if problem and problem not in problems:
                     problems.append(problem)
     return problems
+
+
+def _rules(repo: Repo, tip: str | None) -> list[str]:
+    """The memory rules over what is to be sent, as sync checks a push to a git remote
+    (a commit made past the hooks is judged here)."""
+    report = check.commit_range(repo.root, f"{tip}..HEAD") if tip else check.tree(repo.root, "HEAD")
+    return [] if report.ok else report.lines()
 
 
 def _push_commit(repo: Repo, client: Any, sid: str, sha: str, state: dict[str, Any]) -> None:
