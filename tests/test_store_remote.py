@@ -4,6 +4,7 @@ with a second actor writing through the official SDK in between."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Iterator
 
@@ -182,3 +183,26 @@ def test_lost_response_not_applied_twice(srv, tmp_path):
     assert len(updates) == 1       # the replay found it applied: not sent again
     assert len(srv.stores[SID].versions) == 2
     assert (repo / "system/notes.md").read_text() == NOTES + "once\n"
+
+
+def test_redaction_in_the_store_is_followed_locally(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    api = other(srv)
+    leaked = api.memories.update(mid, memory_store_id=SID, content=NOTES + "door code 4471-secret\n")
+    api.memories.update(mid, memory_store_id=SID, content=NOTES + "door code changed\n")
+    assert sync(repo)[1]["state"] == "pulled"
+    everything = git("log", "-p", "--all", cwd=repo).stdout
+    assert "4471-secret" in everything
+    api.memory_versions.redact(leaked.memory_version_id, memory_store_id=SID)
+    res, out = sync(repo)
+    assert res.returncode == 0, res.stderr
+    assert "4471-secret" not in git("log", "-p", "--all", cwd=repo).stdout
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo,
+                             capture_output=True, check=True).stdout
+    assert b"4471-secret" not in objects
+    assert "4471-secret" not in res.stdout + res.stderr
+    # The files still are what the store has; the record commit sends nothing.
+    assert (repo / "system/notes.md").read_text() == by_path(srv)["/system/notes.md"]["content"]
+    assert "Memory-Op: redact" in git("log", "-1", "--format=%B", cwd=repo).stdout
+    assert sync(repo)[1]["state"] == "clean"

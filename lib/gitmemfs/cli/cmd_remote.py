@@ -115,8 +115,7 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
 
     repo = ctx.repo()
     if repo.cfg("memory.store"):
-        from gitmemfs.remote import store
-        result = store.sync(repo, deadline=args.deadline)
+        result = _store_sync(repo, args)
     else:
         result = sync(repo, notify=_notifier(ctx), deadline=args.deadline)
     if result.code and not ctx.json:
@@ -124,6 +123,20 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
         # failure; --json keeps the whole state object on stdout.
         raise MemfsError(result.message, code=result.code)
     return result
+
+
+def _store_sync(repo: Any, args: argparse.Namespace) -> Any:
+    """A hosted store: follow the redactions made there (admin's `redact`, a sibling
+    of remote, so joined here), then sync."""
+    from gitmemfs.remote import store
+
+    gone, texts = store.redactions(repo)
+    if gone:
+        if texts:
+            from gitmemfs.admin import redact
+            redact.redact(repo, texts, [], reason=f"redacted in the store: {', '.join(gone[:5])}")
+        store.followed(repo, gone)
+    return store.sync(repo, deadline=args.deadline)
 
 
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:

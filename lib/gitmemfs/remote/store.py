@@ -107,6 +107,8 @@ def _load(repo: Repo) -> dict[str, Any]:
     state.setdefault("seen", [])
     state.setdefault("since", "")
     state.setdefault("ids", {})       # path -> memory id
+    state.setdefault("blobs", {})     # version id -> the git blob of its content
+    state.setdefault("redacted", [])  # version ids whose redaction was followed
     return state
 
 
@@ -183,6 +185,7 @@ def _commit_version(repo: Repo, v: Any, parent: str | None, env: dict[str, str],
             ids.pop(old, None)
         if op != "deleted":
             blob = repo.git("hash-object", "-w", "--stdin", input=(v.content or "").encode("utf-8")).out.strip()
+            state["blobs"][v.id] = blob
             res = repo.git("update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env, check=False)
             if res.code:
                 raise MemfsError(f"git memory: the store's memory at {redact('/' + path)!r} cannot be a file "
@@ -351,6 +354,7 @@ def _push_commit(repo: Repo, client: Any, sid: str, sha: str, state: dict[str, A
                 state["seen"].extend(v.id for v in gone)
                 continue
             content = repo.git("cat-file", "blob", f"{sha}:{path}").raw.decode("utf-8")
+            blob = repo.git("rev-parse", f"{sha}:{path}").out.strip()
             if path in ids:
                 old = repo.git("cat-file", "blob", f"{sha}^:{path}").raw
                 got = api.memories.update(ids[path], memory_store_id=sid, content=content, precondition={
@@ -359,10 +363,43 @@ def _push_commit(repo: Repo, client: Any, sid: str, sha: str, state: dict[str, A
                 got = api.memories.create(sid, path="/" + path, content=content)
                 ids[path] = got.id
             state["seen"].append(got.memory_version_id)
+            state["blobs"][got.memory_version_id] = blob
         except (anthropic.ConflictError, anthropic.APIConnectionError) as err:
             raise _Moved() from err
         except anthropic.APIError as err:
             raise _api_error(err, f"writing /{path} to store {sid}") from err
+
+
+# -- redaction ------------------------------------------------------------------
+
+def redactions(repo: Repo) -> tuple[list[str], list[str]]:
+    """Versions redacted in the store since we fetched them: (their ids, the lines
+    to take out of the local history). A line is taken only if no version the store
+    still shows holds it, so the files as they stand stay what the store has."""
+    sid = (repo.cfg("memory.store") or "")[len(PREFIX):]
+    client = _client()
+    state = _load(repo)
+    try:
+        versions = list(_versions(client, sid, ""))
+    except Exception as err:
+        raise _api_error(err, "listing the store's versions") from err
+    gone = [v.id for v in versions if v.redacted_at is not None and v.id in state["blobs"]
+            and v.id not in state["redacted"]]
+    kept = {line for v in versions if v.redacted_at is None and v.content for line in v.content.split("\n")}
+    texts: list[str] = []
+    for vid in gone:
+        data = repo.git("cat-file", "blob", state["blobs"][vid], check=False).raw.decode("utf-8", "replace")
+        texts += [line for line in data.split("\n") if len(line.strip()) >= 4 and line not in kept
+                  and "[REDACTED]" not in line]
+    return gone, list(dict.fromkeys(texts))
+
+
+def followed(repo: Repo, version_ids: list[str]) -> None:
+    state = _load(repo)
+    state["redacted"] += version_ids
+    for vid in version_ids:
+        state["blobs"].pop(vid, None)     # the old content is gone from git too
+    _save(repo, state)
 
 
 def status(repo: Repo) -> Outcome:
