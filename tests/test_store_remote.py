@@ -4,6 +4,7 @@ with a second actor writing through the official SDK in between."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -206,3 +207,25 @@ def test_redaction_in_the_store_is_followed_locally(srv, tmp_path):
     assert (repo / "system/notes.md").read_text() == by_path(srv)["/system/notes.md"]["content"]
     assert "Memory-Op: redact" in git("log", "-1", "--format=%B", cwd=repo).stdout
     assert sync(repo)[1]["state"] == "clean"
+
+
+def test_vanished_folder_is_never_sent_as_deletions(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    shutil.rmtree(repo / "system")
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "dirty"
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+    assert "/system/notes.md" in by_path(srv)
+
+
+def test_only_copy_of_an_edit_survives_a_delete_in_the_store(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", NOTES + "the only copy\n", "only copy")
+    mine = git("rev-parse", "HEAD", cwd=repo).stdout
+    other(srv).memories.delete(by_path(srv)["/system/notes.md"]["id"], memory_store_id=SID)
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "conflict"
+    assert git("rev-parse", "HEAD", cwd=repo).stdout == mine
+    assert "the only copy" in (repo / "system/notes.md").read_text()
+    assert git("rev-parse", out["backup_ref"], cwd=repo).stdout == mine
