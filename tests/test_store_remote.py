@@ -18,6 +18,7 @@ anthropic = pytest.importorskip("anthropic")  # the [anthropic] extra, in the de
 
 SID = "memstore_01TEST"
 NOTES = memfile("Notes about the user", "Prefers tea.\n")
+THEIRS = memfile("Notes about the user, kept by two", "Prefers tea.\n")
 
 
 @pytest.fixture
@@ -95,14 +96,14 @@ def test_conflicting_api_edit_is_replayed_not_lost(srv, tmp_path):
     mid = by_path(srv)["/system/notes.md"]["id"]
 
     def meanwhile() -> None:   # between our fetch and our update, through the API
-        other(srv).memories.update(mid, memory_store_id=SID, content="Prefers coffee.\n\n" + NOTES)
+        other(srv).memories.update(mid, memory_store_id=SID, content=THEIRS)
 
     srv.before_next("POST", f"/memories/{mid}", meanwhile)
     res, out = sync(repo)
-    assert out["state"] == "pushed", res.stderr
+    assert out["state"] == "pushed", out
     assert 409 in srv.statuses                      # the first update was refused...
     text = by_path(srv)["/system/notes.md"]["content"]
-    assert text == "Prefers coffee.\n\n" + NOTES + "local line\n"   # ...and replayed: both kept
+    assert text == THEIRS + "local line\n"   # ...and replayed: both kept
     assert (repo / "system/notes.md").read_text() == text
     log = git("log", "--format=%s", cwd=repo).stdout.splitlines()
     assert log[0] == "local: a line at the end" and log[1] == "store: modified /system/notes.md"
