@@ -230,3 +230,13 @@ def test_only_copy_of_an_edit_survives_a_delete_in_the_store(srv, tmp_path):
     assert git("rev-parse", "HEAD", cwd=repo).stdout == mine
     assert "the only copy" in (repo / "system/notes.md").read_text()
     assert git("rev-parse", out["backup_ref"], cwd=repo).stdout == mine
+
+
+def test_hostile_store_path_refused_and_clone_leaves_nothing(srv, tmp_path):
+    other(srv).memories.create(SID, path="/.git/hooks/post-checkout", content="#!/bin/sh\ntouch PWNED\n")
+    dest = tmp_path / "mem"
+    res = memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path)
+    assert res.returncode == 1 and "cannot be a file here" in res.stderr
+    assert not dest.exists() and not (tmp_path / "PWNED").exists()
+    res = memory("clone", "anthropic-store:memstore_NOPE", str(dest), cwd=tmp_path)
+    assert res.returncode == 1 and "HTTP 404" in res.stderr and not dest.exists()

@@ -34,7 +34,13 @@ ${LETTA_HOME:-~/.letta}/agents/ID/memory.
 The branch checked out: --branch NAME, else the one the server's HEAD names, else
 main, else the only branch; when the server's HEAD names a branch that does not
 exist (a plain `git init --bare` or a gitolite-made repository after main was
-pushed) and there are several, the clone is refused, naming them."""
+pushed) and there are several, the clone is refused, naming them.
+
+URL anthropic-store:<store id> clones a hosted memory store (Anthropic's
+beta.memory_stores; the [anthropic] extra): each of its versions becomes a
+commit, and sync sends local commits back with content_sha256 preconditions.
+The key comes from $ANTHROPIC_API_KEY only, the endpoint from
+$ANTHROPIC_BASE_URL (docs/remotes-and-fleets.md, "Hosted stores")."""
 
 SYNC_DESCRIPTION = """\
 Fetch the upstream of the current branch, then: fast-forward when only the
