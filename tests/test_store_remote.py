@@ -240,3 +240,19 @@ def test_hostile_store_path_refused_and_clone_leaves_nothing(srv, tmp_path):
     assert not dest.exists() and not (tmp_path / "PWNED").exists()
     res = memory("clone", "anthropic-store:memstore_NOPE", str(dest), cwd=tmp_path)
     assert res.returncode == 1 and "HTTP 404" in res.stderr and not dest.exists()
+
+
+def test_two_clones_share_one_store(srv, tmp_path):
+    one = cloned(srv, tmp_path)
+    two = tmp_path / "two"
+    assert memory("clone", f"anthropic-store:{SID}", str(two), cwd=tmp_path).returncode == 0
+    edit(one, "system/a.md", memfile("from one", "a\n"), "one writes a")
+    edit(two, "system/b.md", memfile("from two", "b\n"), "two writes b")
+    assert sync(one)[1]["state"] == "pushed"
+    res, out = sync(two)            # rebased onto one's version, then sent
+    assert out["state"] == "pushed", out
+    assert sync(one)[1]["state"] == "pulled"
+    assert sorted(p.name for p in (one / "system").iterdir()) == ["a.md", "b.md", "notes.md"]
+    assert git("rev-parse", "HEAD^{tree}", cwd=one).stdout == git("rev-parse", "HEAD^{tree}", cwd=two).stdout
+    assert sorted(by_path(srv)) == ["/system/a.md", "/system/b.md", "/system/notes.md"]
+    assert git("log", "-1", "--format=%s", cwd=one).stdout.strip() == "store: created /system/b.md"
