@@ -256,3 +256,14 @@ def test_two_clones_share_one_store(srv, tmp_path):
     assert git("rev-parse", "HEAD^{tree}", cwd=one).stdout == git("rev-parse", "HEAD^{tree}", cwd=two).stdout
     assert sorted(by_path(srv)) == ["/system/a.md", "/system/b.md", "/system/notes.md"]
     assert git("log", "-1", "--format=%s", cwd=one).stdout.strip() == "store: created /system/b.md"
+
+
+def test_empty_store_first_push(srv, tmp_path):
+    dest = tmp_path / "fresh"
+    res = memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert memory("status", cwd=dest).returncode == 0
+    edit(dest, "system/first.md", memfile("first", "hello\n"), "the first memory")
+    res, out = sync(dest)
+    assert out["state"] == "pushed", out
+    assert by_path(srv)["/system/first.md"]["content"] == memfile("first", "hello\n")

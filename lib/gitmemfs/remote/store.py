@@ -35,6 +35,7 @@ from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import redact
 from gitmemfs.core.repo import Repo, describe_git_dir, read_config
 from gitmemfs.gate import check, hooks
+from gitmemfs.remote.backoff import Backoff
 from gitmemfs.remote.clone import _check_destination, _make_parent
 from gitmemfs.remote.sync import SyncResult, backup_ref, deadline_of
 
@@ -260,6 +261,7 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
         state = _load(repo)
         pulled = pushed = attempts = 0
         backup = None
+        backoff = Backoff()
         while True:
             pulled += fetch(repo, client, sid, state)
             tip = _tip(repo)
@@ -301,6 +303,8 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
                     return SyncResult("push_failed", f"The store kept moving; gave up after the deadline "
                                       f"({pushed} commits pushed); sync again", pushed=pushed,
                                       push_attempts=attempts)
+                # A jittered, growing wait, as a refused push to a git remote gets.
+                time.sleep(min(backoff.refused(), max(0.0, limit - time.monotonic())))
                 continue
 
 
