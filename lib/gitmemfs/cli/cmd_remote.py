@@ -34,7 +34,13 @@ ${LETTA_HOME:-~/.letta}/agents/ID/memory.
 The branch checked out: --branch NAME, else the one the server's HEAD names, else
 main, else the only branch; when the server's HEAD names a branch that does not
 exist (a plain `git init --bare` or a gitolite-made repository after main was
-pushed) and there are several, the clone is refused, naming them."""
+pushed) and there are several, the clone is refused, naming them.
+
+URL anthropic-store:<store id> clones a hosted memory store (Anthropic's
+beta.memory_stores; the [anthropic] extra): each of its versions becomes a
+commit, and sync sends local commits back with content_sha256 preconditions.
+The key comes from $ANTHROPIC_API_KEY only, the endpoint from
+$ANTHROPIC_BASE_URL (docs/remotes-and-fleets.md, "Hosted stores")."""
 
 SYNC_DESCRIPTION = """\
 Fetch the upstream of the current branch, then: fast-forward when only the
@@ -97,8 +103,12 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
 
 
 def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.remote import store
     from gitmemfs.remote.clone import clone
 
+    sid = store.store_id_of(args.target)
+    if sid:
+        return store.clone(sid, args.directory or ctx.memory_dir, layout=args.layout)
     url, directory = args.target, args.directory
     if args.letta_agent and url and not directory:
         url, directory = None, url   # `clone --letta-agent ID DIR`
@@ -109,7 +119,11 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.remote.sync import sync
 
-    result = sync(ctx.repo(), notify=_notifier(ctx), deadline=args.deadline)
+    repo = ctx.repo()
+    if repo.cfg("memory.store"):
+        result = _store_sync(repo, args)
+    else:
+        result = sync(repo, notify=_notifier(ctx), deadline=args.deadline)
     if result.code and not ctx.json:
         # A state that needs attention is an error line on stderr like any other
         # failure; --json keeps the whole state object on stdout.
@@ -117,7 +131,25 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
     return result
 
 
+def _store_sync(repo: Any, args: argparse.Namespace) -> Any:
+    """A hosted store: follow the redactions made there (admin's `redact`, a sibling
+    of remote, so joined here), then sync."""
+    from gitmemfs.remote import store
+
+    gone, texts = store.redactions(repo)
+    if gone:
+        if texts:
+            from gitmemfs.admin import redact
+            redact.redact(repo, texts, [], reason=f"redacted in the store: {', '.join(gone[:5])}")
+        store.followed(repo, gone)
+    return store.sync(repo, deadline=args.deadline)
+
+
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
     from gitmemfs.remote import status
 
-    return status.status(ctx.repo())
+    repo = ctx.repo()
+    if repo.cfg("memory.store"):
+        from gitmemfs.remote import store
+        return store.status(repo)
+    return status.status(repo)

@@ -1,0 +1,269 @@
+"""A hosted memory store as a remote (issue 41), end to end: `git memory clone
+anthropic-store:<id>`, `sync`, `status` against tests/storefake.py over loopback HTTP,
+with a second actor writing through the official SDK in between."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from storefake import KEY, OTHER_KEY, StoreServer, sha
+
+from conftest import git, memfile, memory, write
+
+anthropic = pytest.importorskip("anthropic")  # the [anthropic] extra, in the dev extra too
+
+SID = "memstore_01TEST"
+NOTES = memfile("Notes about the user", "Prefers tea.\n")
+THEIRS = memfile("Notes about the user, kept by two", "Prefers tea.\n")
+
+
+@pytest.fixture
+def srv(monkeypatch: pytest.MonkeyPatch) -> Iterator[StoreServer]:
+    with StoreServer() as server:
+        server.add_store(SID, name="notes", description="what the agent knows")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        yield server
+
+
+def other(srv: StoreServer):  # another actor, through the SDK itself
+    return anthropic.Anthropic(api_key=OTHER_KEY, base_url=srv.base_url, max_retries=0).beta.memory_stores
+
+
+def by_path(srv: StoreServer) -> dict[str, dict]:
+    return {m["path"]: m for m in srv.stores[SID].memories.values()}
+
+
+def cloned(srv: StoreServer, tmp_path: Path) -> Path:
+    other(srv).memories.create(SID, path="/system/notes.md", content=NOTES)
+    dest = tmp_path / "mem"
+    res = memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    return dest
+
+
+def edit(repo: Path, rel: str, text: str, message: str) -> None:
+    write(repo, rel, text)
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", message, cwd=repo)
+
+
+def sync(repo: Path, *extra: str):
+    res = memory("sync", "--json", *extra, cwd=repo)
+    return res, json.loads(res.stdout)
+
+
+def test_clone_makes_versions_commits_with_actor_and_trailers(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    other(srv).memories.update(by_path(srv)["/system/notes.md"]["id"], memory_store_id=SID,
+                               content=NOTES + "Likes rain.\n")
+    assert sync(repo)[1]["state"] == "pulled"
+    assert (repo / "system/notes.md").read_text() == NOTES + "Likes rain.\n"
+    log = git("log", "--format=%an|%aI|%B%x00", cwd=repo).stdout.split("\0")
+    versions = srv.stores[SID].versions
+    assert "api_actor apikey_02|2026-01-05T09:0" in log[0]
+    assert f"Memory-Op: modified\nMemory-Version: {versions[1]['id']}" in log[0]
+    assert f"Memory-Op: created\nMemory-Version: {versions[0]['id']}" in log[1]
+    assert git("config", "memory.repo", cwd=repo).stdout.strip() == "true"
+    assert (repo / ".git/hooks/pre-commit").exists()
+
+
+def test_local_commit_is_pushed_with_precondition(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    before = by_path(srv)["/system/notes.md"]["content_sha256"]
+    edit(repo, "system/notes.md", NOTES + "Allergic to cats.\n", "cats: she said so")
+    edit(repo, "system/new.md", memfile("A new file", "hello\n"), "a new memory")
+    res, out = sync(repo)
+    assert out["state"] == "pushed", res.stderr
+    now = by_path(srv)
+    assert now["/system/notes.md"]["content"] == NOTES + "Allergic to cats.\n"
+    assert now["/system/new.md"]["content"] == memfile("A new file", "hello\n")
+    assert before == sha(NOTES)
+    # Our own versions are not fetched back as extra commits; the reason survives.
+    assert sync(repo)[1]["state"] == "clean"
+    assert git("log", "-1", "--format=%s", "HEAD~1", cwd=repo).stdout.strip() == "cats: she said so"
+    st = memory("status", "--json", cwd=repo)
+    assert json.loads(st.stdout)["ahead"] == 0
+
+
+def test_conflicting_api_edit_is_replayed_not_lost(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", NOTES + "local line\n", "local: a line at the end")
+    mid = by_path(srv)["/system/notes.md"]["id"]
+
+    def meanwhile() -> None:   # between our fetch and our update, through the API
+        other(srv).memories.update(mid, memory_store_id=SID, content=THEIRS)
+
+    srv.before_next("POST", f"/memories/{mid}", meanwhile)
+    res, out = sync(repo)
+    assert out["state"] == "pushed", out
+    assert 409 in srv.statuses                      # the first update was refused...
+    text = by_path(srv)["/system/notes.md"]["content"]
+    assert text == THEIRS + "local line\n"   # ...and replayed: both kept
+    assert (repo / "system/notes.md").read_text() == text
+    log = git("log", "--format=%s", cwd=repo).stdout.splitlines()
+    assert log[0] == "local: a line at the end" and log[1] == "store: modified /system/notes.md"
+    assert out["backup_ref"]
+
+
+def test_conflict_that_cannot_replay_keeps_both(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", memfile("Notes about the user", "Prefers water.\n"), "water")
+    mine = git("rev-parse", "HEAD", cwd=repo).stdout
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    other(srv).memories.update(mid, memory_store_id=SID, content=memfile("Notes about the user", "Juice.\n"))
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "conflict"
+    assert git("rev-parse", "HEAD", cwd=repo).stdout == mine
+    assert "Prefers water." in (repo / "system/notes.md").read_text()
+    assert by_path(srv)["/system/notes.md"]["content"] == memfile("Notes about the user", "Juice.\n")
+
+
+def test_delete_goes_both_ways(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/gone.md", memfile("soon gone", "z\n"), "add")
+    assert sync(repo)[1]["state"] == "pushed"
+    git("rm", "-q", "system/gone.md", cwd=repo)
+    git("commit", "-q", "-m", "forget it", cwd=repo)
+    assert sync(repo)[1]["state"] == "pushed"
+    assert "/system/gone.md" not in by_path(srv)
+    other(srv).memories.delete(by_path(srv)["/system/notes.md"]["id"], memory_store_id=SID)
+    assert sync(repo)[1]["state"] == "pulled"
+    assert not (repo / "system/notes.md").exists()
+    assert "Memory-Op: deleted" in git("log", "-1", "--format=%B", cwd=repo).stdout
+
+
+def test_limits_refused_before_sending(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/big.md", memfile("big", "x" * 103_000), "too big")
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "check_failed"
+    assert "102400-byte limit" in out["message"]
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+    assert "/system/big.md" not in by_path(srv)
+
+
+def test_rules_refused_before_sending(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    write(repo, "system/notes.md", "no front matter at all\n")
+    git("commit", "-q", "--no-verify", "-am", "past the hooks", cwd=repo)
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "check_failed", out
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+    assert by_path(srv)["/system/notes.md"]["content"] == NOTES
+
+
+def test_key_never_in_argv_config_or_output(srv, tmp_path, monkeypatch):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", NOTES + "more\n", "more")
+    res, _ = sync(repo)
+    config = (repo / ".git/config").read_text()
+    assert KEY not in res.stdout + res.stderr + config
+    assert KEY not in (repo / ".git" / "memory-store.json").read_text()
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-wrong-key-123")
+    res = memory("sync", cwd=repo)
+    assert res.returncode == 1 and "401" in res.stderr and "sk-ant-wrong" not in res.stderr
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    res = memory("sync", cwd=repo)
+    assert res.returncode == 4 and "ANTHROPIC_API_KEY" in res.stderr
+
+
+def test_lost_response_not_applied_twice(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", NOTES + "once\n", "once")
+    srv.lose_next_response("/memories/")
+    res, out = sync(repo)
+    assert out["state"] in ("pushed", "clean"), res.stderr
+    assert by_path(srv)["/system/notes.md"]["content"] == NOTES + "once\n"
+    updates = [r for r in srv.requests if r[0] == "POST" and "/memories/mem_" in r[1]]
+    assert len(updates) == 1       # the replay found it applied: not sent again
+    assert len(srv.stores[SID].versions) == 2
+    assert (repo / "system/notes.md").read_text() == NOTES + "once\n"
+
+
+def test_redaction_in_the_store_is_followed_locally(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    api = other(srv)
+    leaked = api.memories.update(mid, memory_store_id=SID, content=NOTES + "door code 4471-secret\n")
+    api.memories.update(mid, memory_store_id=SID, content=NOTES + "door code changed\n")
+    assert sync(repo)[1]["state"] == "pulled"
+    everything = git("log", "-p", "--all", cwd=repo).stdout
+    assert "4471-secret" in everything
+    api.memory_versions.redact(leaked.memory_version_id, memory_store_id=SID)
+    res, out = sync(repo)
+    assert res.returncode == 0, res.stderr
+    assert "4471-secret" not in git("log", "-p", "--all", cwd=repo).stdout
+    objects = subprocess.run(["git", "cat-file", "--batch-all-objects", "--batch"], cwd=repo,
+                             capture_output=True, check=True).stdout
+    assert b"4471-secret" not in objects
+    assert "4471-secret" not in res.stdout + res.stderr
+    # The files still are what the store has; the record commit sends nothing.
+    assert (repo / "system/notes.md").read_text() == by_path(srv)["/system/notes.md"]["content"]
+    assert "Memory-Op: redact" in git("log", "-1", "--format=%B", cwd=repo).stdout
+    assert sync(repo)[1]["state"] == "clean"
+
+
+def test_vanished_folder_is_never_sent_as_deletions(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    shutil.rmtree(repo / "system")
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "dirty"
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+    assert "/system/notes.md" in by_path(srv)
+
+
+def test_only_copy_of_an_edit_survives_a_delete_in_the_store(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/notes.md", NOTES + "the only copy\n", "only copy")
+    mine = git("rev-parse", "HEAD", cwd=repo).stdout
+    other(srv).memories.delete(by_path(srv)["/system/notes.md"]["id"], memory_store_id=SID)
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "conflict"
+    assert git("rev-parse", "HEAD", cwd=repo).stdout == mine
+    assert "the only copy" in (repo / "system/notes.md").read_text()
+    assert git("rev-parse", out["backup_ref"], cwd=repo).stdout == mine
+
+
+def test_hostile_store_path_refused_and_clone_leaves_nothing(srv, tmp_path):
+    other(srv).memories.create(SID, path="/.git/hooks/post-checkout", content="#!/bin/sh\ntouch PWNED\n")
+    dest = tmp_path / "mem"
+    res = memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path)
+    assert res.returncode == 1 and "cannot be a file here" in res.stderr
+    assert not dest.exists() and not (tmp_path / "PWNED").exists()
+    res = memory("clone", "anthropic-store:memstore_NOPE", str(dest), cwd=tmp_path)
+    assert res.returncode == 1 and "HTTP 404" in res.stderr and not dest.exists()
+
+
+def test_two_clones_share_one_store(srv, tmp_path):
+    one = cloned(srv, tmp_path)
+    two = tmp_path / "two"
+    assert memory("clone", f"anthropic-store:{SID}", str(two), cwd=tmp_path).returncode == 0
+    edit(one, "system/a.md", memfile("from one", "a\n"), "one writes a")
+    edit(two, "system/b.md", memfile("from two", "b\n"), "two writes b")
+    assert sync(one)[1]["state"] == "pushed"
+    res, out = sync(two)            # rebased onto one's version, then sent
+    assert out["state"] == "pushed", out
+    assert sync(one)[1]["state"] == "pulled"
+    assert sorted(p.name for p in (one / "system").iterdir()) == ["a.md", "b.md", "notes.md"]
+    assert git("rev-parse", "HEAD^{tree}", cwd=one).stdout == git("rev-parse", "HEAD^{tree}", cwd=two).stdout
+    assert sorted(by_path(srv)) == ["/system/a.md", "/system/b.md", "/system/notes.md"]
+    assert git("log", "-1", "--format=%s", cwd=one).stdout.strip() == "store: created /system/b.md"
+
+
+def test_empty_store_first_push(srv, tmp_path):
+    dest = tmp_path / "fresh"
+    res = memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert memory("status", cwd=dest).returncode == 0
+    edit(dest, "system/first.md", memfile("first", "hello\n"), "the first memory")
+    res, out = sync(dest)
+    assert out["state"] == "pushed", out
+    assert by_path(srv)["/system/first.md"]["content"] == memfile("first", "hello\n")
