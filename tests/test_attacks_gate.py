@@ -13,6 +13,7 @@ import pytest
 
 from conftest import commit_all, git, head, memfile, memory, run, snapshot, write
 from gitmemfs.core.errors import MemfsError
+from gitmemfs.core.visible import visible
 
 RO = "read_only: true"
 MODIFIED = "system/rules.md: file is read_only and cannot be modified"
@@ -463,15 +464,16 @@ def test_names_git_fsck_flags_are_refused_by_hook_check_and_server(mem: Path, se
     oid = git("hash-object", "-w", "--stdin", cwd=mem, input=memfile("Evil")).stdout.strip()
     staged = git("update-index", "--add", "--cacheinfo", f"100644,{oid},{name}", cwd=mem, check=False)
     base = head(mem)
+    shown = visible(name)  # as a person's terminal gets it (a U+200E mark as \\u200e)
     if staged.returncode == 0:  # names git's own index takes: our hook refuses them
         stderr = commit_refused(mem)
-        assert f"{name}: has " in stderr
+        assert f"{shown}: has " in stderr
         git("commit", "-q", "--no-verify", "-m", "evil name", cwd=mem)
     else:  # names only plumbing can commit
         commit_with_entry(mem, name, memfile("Evil"))
-    check_flags(mem, f"{base}..HEAD", f"{name}: has ")
-    check_flags(mem, "--all", f"{name}: has ")
-    assert f"{name}: has " in push_refused(mem, server, "main")
+    check_flags(mem, f"{base}..HEAD", f"{shown}: has ")
+    check_flags(mem, "--all", f"{shown}: has ")
+    assert f"{shown}: has " in push_refused(mem, server, "main")
 
 
 @pytest.mark.parametrize("name", [".git\u200c/x.md", "notes/GIT~1/x.md", "notes/x. /y.md", "a\\.git/x.md"])

@@ -284,7 +284,7 @@ def test_arguments_are_checked_with_the_names_and_types_listed(mem: Path) -> Non
 
     out = call(stdio(mem), body)
     assert text(out["unknown"]) == ("memory str_replace: unknown argument 'old'; str_replace takes path, "
-                                    "old_string, new_string, reason, replace_all")
+                                    "old_string, new_string, reason, replace_all, propose")
     assert text(out["missing"]) == "memory str_replace: missing required argument 'reason'"
     assert text(out["float"]) == "memory insert: 'insert_line' must be a whole number, not 1.5"
     assert "'view_range' must be [first, last]" in text(out["range"])

@@ -246,7 +246,7 @@ def test_permission_denied_under_landlock(mem: Path) -> None:
 
 @pytest.mark.parametrize("argv,stdin,expect", [
     (["create", "notes/" + "x" * 300 + ".md", "body", "-d", "d", "-m", "m"], None,
-     "error: memory: file name too long (notes/xxx"),
+     "error: memory: 'file_path' has a 303-byte component; a file or folder name has at most 255 bytes"),
     (["create", "notes/b.md", "-", "-d", "d", "-m", "m"], b"ab\xff\xfecd\n",
      "error: memory: File is not valid UTF-8 text: stdin. The file contains bytes that cannot be decoded"),
     (["create", "notes/b.md", "-", "-d", "d", "-m", "m"], "hello\n".encode("utf-16"),
