@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import git, oserrors
+from gitmemfs.core import durable, git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem
 from gitmemfs.core.gitfiles import discovery, gitconfig
 
@@ -112,6 +112,8 @@ class Repo:
         # running by a killed writer keeps the repo locked until it finishes.
         self.held_fds: tuple[int, ...] = ()
         self._head_start: HeadStart | None = None
+        # Set while the writer lock is held: every git run then fsyncs what it writes.
+        self.writing = False
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -128,8 +130,15 @@ class Repo:
         return default if value is None else value.strip().lower() in _TRUE
 
     def git(self, *args: str, **kw: Any) -> git.Result:
-        """Local git in this work tree (light transport; see git.py)."""
+        """Local git in this work tree (light transport; see git.py); under the writer
+        lock, with the fsync settings of core/durable.py."""
+        if self.writing:
+            args = (*durable.git_args(self.config), *args)
         return git.run(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
+
+    @property
+    def durable(self) -> bool:
+        return durable.enabled(self.config)
 
     def reload_config(self) -> None:
         self.config = read_config(self.root)
@@ -170,7 +179,22 @@ class Repo:
         return Author(name, email, agent)
 
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
-        return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
+        """The writer lock (or another named one). Held, git runs durably; released,
+        what changed meanwhile is fsynced first (core/durable.py)."""
+        return FileLock(os.path.join(self.git_dir, name), self.root, timeout,
+                        repo=self if name == "memory.lock" else None)
+
+    def settle(self, since_ns: int) -> None:
+        """fsync what git and the writer changed since `since_ns` (memory.durable)."""
+        if not self.durable:
+            return
+        try:
+            durable.settle(self.root, self.git_dir, self.common_dir, since_ns)
+        except OSError as exc:
+            why = oserrors.describe(exc, self.root) or exc
+            raise EnvironmentProblem(
+                f"memory: the change could not be flushed to stable storage ({why}); "
+                "it may not survive a power cut: check the disk, then run git fsck") from None
 
     def start_writing(self) -> None:
         """An edit's head start: take the writer lock and start the clean check's
@@ -337,11 +361,13 @@ class FileLock:
     leaves a stale lock behind.
     """
 
-    def __init__(self, path: str, root: str, timeout: float | None = None):
+    def __init__(self, path: str, root: str, timeout: float | None = None, *, repo: Repo | None = None):
         self.path = path
         self.root = root
         self.timeout = timeout if timeout is not None else lock_timeout()
         self.fd: int | None = None
+        self.repo = repo  # the writer lock's: settled on release
+        self.since = 0
 
     def acquire(self, *, wait: bool = True) -> bool:
         try:
@@ -354,6 +380,9 @@ class FileLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self.fd = fd
+                if self.repo is not None:
+                    self.since = time.time_ns()
+                    self.repo.writing = True
                 return True
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -366,7 +395,13 @@ class FileLock:
             delay = min(delay * 1.5, 0.05)
 
     def release(self) -> None:
-        if self.fd is not None:
+        if self.fd is None:
+            return
+        try:
+            if self.repo is not None:
+                self.repo.writing = False
+                self.repo.settle(self.since)  # before the next writer, and before the answer
+        finally:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None

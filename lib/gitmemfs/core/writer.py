@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 import os
 
-from gitmemfs.core import approval, constraints, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
+from gitmemfs.core import approval, constraints, durable, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
@@ -201,7 +201,7 @@ class WriteSession:
             for ch in changes:
                 try:
                     if ch.content is None:
-                        _remove(self.repo.root, self.abspath(ch.path), prune=self.prune)
+                        _remove(self.repo, self.abspath(ch.path), prune=self.prune)
                     else:
                         created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content,
                                                       file_mode=self.file_mode, dir_mode=self.dir_mode)
@@ -449,11 +449,12 @@ def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
                     fh.flush()
-                    if durable(repo):
-                        os.fsync(fh.fileno())
                     if os.fstat(fh.fileno()).st_mode & 0o7777 != mode:
                         os.fchmod(fh.fileno(), mode)
+                    if repo.durable:  # the bytes on disk before the name that shows them
+                        os.fsync(fh.fileno())
                 os.replace(tmp, name, src_dir_fd=where, dst_dir_fd=dir_fd)
+                _sync_folders(repo, dir_fd, created)
                 return created
             except OSError as exc:
                 try:
@@ -467,14 +468,14 @@ def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None
         os.close(dir_fd)
 
 
-def durable(repo: Repo) -> bool:
-    """fsync our writes only when git fsyncs the objects of a commit (core.fsync with
-    `loose-object`, `objects`, `committed` or `all`; core.fsyncObjectFiles): by default
-    git does not, and an edit is then as durable as the `git commit` it replaces. A
-    killed writer needs no fsync: the journal (in the page cache) undoes its half."""
-    setting = (repo.cfg("core.fsync") or "").replace(" ", "").lower().split(",")
-    wanted = {"loose-object", "objects", "committed", "all"}
-    return bool(wanted & set(setting)) or repo.cfg_bool("core.fsyncObjectFiles")
+def _sync_folders(repo: Repo, dir_fd: int, created: Sequence[str]) -> None:
+    """The new name durable before the commit that records it (memory.durable): the
+    folder's fsync, and each folder this write created in its parent's."""
+    if not repo.durable:
+        return
+    os.fsync(dir_fd)
+    for folder in created:
+        durable.fsync_path(os.path.dirname(folder), folder=True)
 
 
 def _temp_file(folder: str, mode: int = 0o600, *, dir_fd: int | None = None) -> tuple[int, str]:
@@ -490,10 +491,16 @@ def _temp_file(folder: str, mode: int = 0o600, *, dir_fd: int | None = None) -> 
     raise FileExistsError(f"no free temporary name in {folder or 'the target folder'}")
 
 
-def _remove(root: str, target: str, *, prune: bool = True) -> None:
+def _remove(repo: Repo, target: str, *, prune: bool = True) -> None:
+    root = repo.root
     nofollow.unlink(root, target)
     if prune:
         _prune_empty(root, os.path.dirname(target))
+    if repo.durable:  # the deepest folder still there holds the removal
+        folder = os.path.dirname(target)
+        while not os.path.isdir(folder) and folder.startswith(root + os.sep):
+            folder = os.path.dirname(folder)
+        durable.fsync_path(folder, folder=True)
 
 
 def _prune_empty(root: str, folder: str) -> None:
@@ -601,9 +608,11 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
     with open(tmp, "wb") as fh:  # bytes: a text file would load the ascii codec (~0.3 ms)
         fh.write(record.encode())
         fh.flush()
-        if durable(repo):
+        if repo.durable:
             os.fsync(fh.fileno())
     os.replace(tmp, _journal_path(repo))
+    if repo.durable:  # on disk before the first work-tree file it can undo
+        durable.fsync_path(repo.git_dir, folder=True)
 
 
 def _clear_journal(repo: Repo) -> None:

@@ -1,0 +1,162 @@
+"""Durable by default: an answer of "committed" means it is on stable storage.
+
+Git orders its own writes when `core.fsync` asks it to (objects before the ref that
+names them; `batch` writes a transaction's objects out and flushes the disk once), so
+every git a writer runs gets `core.fsync=committed,index` and `core.fsyncMethod=batch`
+(unless the memory's config already asks for as much). Git does not fsync folders,
+nor the work-tree files a checkout writes, and batch mode trusts the filesystem to
+flush every written-out file with one fsync; so before a writer lets go of the memory
+(`settle`, when the writer lock is released) the files and folders that changed while
+it held the lock are fsynced here: object files and folders first, then the refs, then
+the rest of the git directory and the work tree.
+
+`memory.durable false` turns all of this off (a throwaway memory: an edit is then as
+durable as a plain `git commit`). Git older than 2.36 ignores both settings; `settle`
+still fsyncs what git wrote, but git cannot order it (docs/durability.md).
+"""
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Callable, Mapping
+
+FSYNC = "committed,index"
+METHOD = "batch"
+# What git's core.fsync components cover of `committed` (objects and refs).
+_COVERS = {"committed", "all", "added"}
+# Kernel file times come from a coarse clock that can lag time.time_ns() by a tick.
+_SLACK_NS = 50_000_000
+
+
+def enabled(config: Mapping[str, list[str]]) -> bool:
+    """memory.durable (default true), from a Repo's lower-cased config."""
+    values = config.get("memory.durable")
+    return not values or values[-1].strip().lower() not in ("false", "no", "off", "0")
+
+
+def git_args(config: Mapping[str, list[str]]) -> list[str]:
+    """The `-c` options a writer's git gets: none when durability is off or the memory's
+    own config already fsyncs committed objects and refs (a newer `git memory init`)."""
+    if not enabled(config):
+        return []
+    setting = (config.get("core.fsync") or [""])[-1].replace(" ", "").lower().split(",")
+    method = (config.get("core.fsyncmethod") or [""])[-1].strip().lower()
+    out = [] if _COVERS & set(setting) else ["-c", f"core.fsync={FSYNC}"]
+    if not method:  # a person's own choice (`fsync`, stricter) stays
+        out += ["-c", f"core.fsyncMethod={METHOD}"]
+    return out
+
+
+def repo_settings(git_version: tuple[int, ...]) -> list[tuple[str, str]]:
+    """What `init`, `clone` and adoption write into a memory's config, so a plain
+    `git commit` there (and a server's receive) is as durable as an edit."""
+    if git_version >= (2, 36):
+        return [("core.fsync", FSYNC), ("core.fsyncMethod", METHOD)]
+    return [("core.fsyncObjectFiles", "true")]  # what older git has: objects only
+
+
+def git_version() -> tuple[int, ...]:
+    from gitmemfs.core import git
+
+    return parse_version(git.run(["version"], check=False).out)
+
+
+def configure(run: Callable[..., object], config: Mapping[str, list[str]]) -> None:
+    """Write `repo_settings` with `run` (Repo.git) where the memory has no fsync
+    setting of its own and durability is on: `init`, `clone` and adoption."""
+    if not enabled(config) or any(k in config for k in ("core.fsync", "core.fsyncobjectfiles")):
+        return
+    for key, value in repo_settings(git_version()):
+        run("config", "--local", key, value)
+
+
+def parse_version(text: str) -> tuple[int, ...]:
+    """`git version 2.39.5` -> (2, 39, 5)."""
+    import re
+
+    found = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return tuple(int(x) for x in found.groups() if x is not None) if found else (0,)
+
+
+def fsync_path(path: str, *, folder: bool = False) -> None:
+    """fsync one file or folder by name (a folder opened read-only, as fsync allows)."""
+    fd = os.open(path, (os.O_RDONLY | os.O_DIRECTORY if folder else os.O_RDONLY) | os.O_CLOEXEC | os.O_NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class Changed:
+    """The folders (and the files in them) that changed since `since_ns`, found by
+    their times: a folder's mtime moves when a name in it is added, removed or
+    renamed; a file's ctime when it is written or renamed."""
+
+    def __init__(self, since_ns: int):
+        self.since = since_ns - _SLACK_NS
+        self.files: list[str] = []
+        self.folders: list[str] = []  # deepest first: a new folder's names before its own
+
+    def walk(self, top: str, skip: Callable[[str], bool] = lambda path: False) -> None:
+        order: list[str] = []
+        self._walk(top, skip, order)
+        self.folders += order
+
+    def _walk(self, folder: str, skip: Callable[[str], bool], order: list[str]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+            changed = os.stat(folder).st_mtime_ns >= self.since
+        except (FileNotFoundError, NotADirectoryError):
+            return
+        for entry in entries:
+            path = entry.path
+            if skip(path):
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    self._walk(path, skip, order)
+                elif changed and entry.is_file(follow_symlinks=False) and \
+                        entry.stat(follow_symlinks=False).st_ctime_ns >= self.since:
+                    self.files.append(path)
+            except FileNotFoundError:
+                continue
+        if changed:
+            order.append(folder)
+
+    def sync(self) -> None:
+        for path in self.files:
+            try:
+                fsync_path(path)
+            except FileNotFoundError:
+                continue  # removed meanwhile (a temp file): its folder says so
+        for path in self.folders:
+            try:
+                fsync_path(path, folder=True)
+            except FileNotFoundError:
+                continue
+
+
+def settle(root: str, git_dir: str, common_dir: str, since_ns: int) -> None:
+    """fsync what changed under the writer lock since `since_ns`, in an order that never
+    makes a name durable before what it names: objects, then refs (a ref durable before
+    its commit is the corruption to avoid), then the rest of the git directories (the
+    index; the writer's journal is gone only once the ref it undoes is there) and the
+    work tree."""
+    objects = os.path.join(common_dir, "objects")
+    refs = os.path.join(common_dir, "refs")
+    git_dirs = {os.path.normpath(common_dir), os.path.normpath(git_dir)}
+    for top in (objects, refs):
+        found = Changed(since_ns)
+        found.walk(top)
+        found.sync()
+    rest = Changed(since_ns)
+    for top in sorted(git_dirs):
+        # Dream runs keep their own repositories under dream/: a dream's own durability
+        # is its merge into the memory, settled here; reflogs are history, not state.
+        rest.walk(top, lambda p: p in (objects, refs) or os.path.basename(p) in ("dream", "worktrees", "logs")
+                  and os.path.dirname(p) in git_dirs)
+    rest.walk(root, lambda p: os.path.normpath(p) in git_dirs or os.path.basename(p) == ".git"
+              and os.path.dirname(p) == root)
+    rest.sync()

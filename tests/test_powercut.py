@@ -1,0 +1,111 @@
+"""An edit that answered "committed" survives a power cut (issue 36).
+
+The memory lives on tests/powercut.py's filesystem, which keeps only what was fsynced;
+each operation runs once whole (to count its changes), then again with the power cut
+at points spread over all of them (tests/powercutkit.py; GIT_MEMFS_POWERCUT_POINTS, or
+`make powercut` for the full run). After each cut, on the disk as it comes back:
+
+- an operation that answered is there: its commit on main, with its content;
+- the next edit works, and then `git fsck --full` is clean;
+- whatever did not answer may be gone, but never half there.
+
+The control runs the same edit with `memory.durable false` and cuts the power after
+the answer: the acknowledged commit is lost, so the filesystem really drops what was
+not synced and the tests above prove something.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from powercutkit import Outcome, PowerCut, missing, points
+
+from conftest import commit_all, git, memfile, memory, write
+
+WHY = missing()
+pytestmark = [pytest.mark.powercut, pytest.mark.skipif(WHY is not None, reason=WHY or "")]
+
+
+def quiet(repo: Path) -> None:
+    """No background housekeeping: a detached gc would make the count differ run to run."""
+    git("config", "maintenance.auto", "false", cwd=repo)
+    git("config", "gc.auto", "0", cwd=repo)
+
+
+@pytest.fixture
+def template(tmp_path: Path) -> Path:
+    disk = tmp_path / "template"
+    disk.mkdir()
+    assert memory("init", str(disk / "mem"), cwd=disk).returncode == 0
+    repo = disk / "mem"
+    quiet(repo)
+    write(repo, "system/contacts.md", memfile("People I know", "Sarah: +1-555-0100\nTom: +1-555-0199\n"))
+    write(repo, "reference/notes.md", memfile("Notes", "alpha\n"))
+    commit_all(repo, "fixture files")
+    return disk
+
+
+def verify(outcome: Outcome, reason: str, expect: dict[str, str], where: str = "mem") -> bool:
+    """The disk after the cut: an answered commit is there; the next edit works; fsck is
+    clean. Returns whether the operation answered."""
+    repo = outcome.image / where
+    answered = outcome.proc is not None and outcome.proc.returncode == 0 and "committed" in outcome.proc.stdout
+    subjects = git("log", "--format=%s", "main", cwd=repo, check=False).stdout.splitlines()
+    if answered:
+        assert reason in subjects, f"an acknowledged commit was lost: {outcome.answered}"
+        for rel, text in expect.items():
+            assert git("show", f"main:{rel}", cwd=repo).stdout == text
+    after = memory("create", "reference/after-the-cut.md", "back again", "-d", "After", "-m", "after the cut",
+                   cwd=repo)
+    assert after.returncode == 0, f"the next edit failed after a cut at {outcome.count}: {after.stderr}"
+    fsck = git("fsck", "--full", "--no-progress", cwd=repo, check=False)
+    clean = fsck.returncode == 0 and "error" not in fsck.stderr and "missing" not in fsck.stdout
+    assert clean, f"after a cut at {outcome.count}: {fsck.stdout}{fsck.stderr}"
+    assert git("status", "--porcelain", cwd=repo).stdout == ""
+    if answered:
+        assert reason in git("log", "--format=%s", "main", cwd=repo).stdout.splitlines()
+    return answered
+
+
+def cut_everywhere(tmp_path: Path, template: Path, argv: list[str], reason: str, expect: dict[str, str],
+                   cwd: str = "mem", check: Callable[[Outcome], bool] | None = None) -> tuple[int, int]:
+    """(changes the operation makes, cuts after which it had answered)."""
+    cut = PowerCut(tmp_path / "pc")
+    cut.prepare(template)
+    whole = cut.run(argv, cwd=cwd)
+    assert whole.proc is not None and whole.proc.returncode == 0, whole.answered
+    assert verify(whole, reason, expect, cwd)  # the cut right after the answer
+    answered = 1
+    for at in points(whole.count):
+        cut.prepare(template)
+        outcome = cut.run(argv, cwd=cwd, at=at)
+        answered += verify(outcome, reason, expect, cwd)
+    return whole.count, answered
+
+
+def test_create_survives_a_power_cut(tmp_path: Path, template: Path) -> None:
+    text = memfile("Plans", "Ship the durable edit.\n")
+    total, answered = cut_everywhere(
+        tmp_path, template, ["git", "memory", "create", "system/plans.md", "Ship the durable edit.",
+                             "-d", "Plans", "-m", "plans made"], "plans made", {"system/plans.md": text})
+    assert total > 20 and answered >= 1
+
+
+def test_str_replace_survives_a_power_cut(tmp_path: Path, template: Path) -> None:
+    text = memfile("People I know", "Sarah: +1-555-0111\nTom: +1-555-0199\n")
+    total, answered = cut_everywhere(
+        tmp_path, template, ["git", "memory", "str_replace", "system/contacts.md", "0100", "0111",
+                             "-m", "Sarah moved"], "Sarah moved", {"system/contacts.md": text})
+    assert total > 20
+
+
+def test_control_without_durability_loses_an_acknowledged_edit(tmp_path: Path, template: Path) -> None:
+    git("config", "memory.durable", "false", cwd=template / "mem")
+    cut = PowerCut(tmp_path / "pc")
+    cut.prepare(template)
+    outcome = cut.run(["git", "memory", "str_replace", "system/contacts.md", "0100", "0111", "-m", "Sarah moved"],
+                      cwd="mem")
+    assert outcome.proc is not None and "committed" in outcome.proc.stdout  # it answered
+    subjects = git("log", "--format=%s", "main", cwd=outcome.image / "mem").stdout.splitlines()
+    assert "Sarah moved" not in subjects  # and the power cut took it back
