@@ -81,6 +81,8 @@ def cut_everywhere(tmp_path: Path, template: Path, argv: list[str], reason: str,
         cut.prepare(template)
         outcome = cut.run(argv, cwd=cwd, at=at)
         answered += verify(outcome, reason, expect, cwd)
+    print(f"powercut {argv[1]}: {whole.count} changes, cut at {len(points(whole.count))} points "
+          f"and after the answer; answered {answered} times, lost nothing answered")
     return whole.count, answered
 
 
@@ -97,6 +99,19 @@ def test_str_replace_survives_a_power_cut(tmp_path: Path, template: Path) -> Non
     total, answered = cut_everywhere(
         tmp_path, template, ["git", "memory", "str_replace", "system/contacts.md", "0100", "0111",
                              "-m", "Sarah moved"], "Sarah moved", {"system/contacts.md": text})
+    assert total > 20
+
+
+def test_a_multi_file_patch_survives_a_power_cut(tmp_path: Path, template: Path) -> None:
+    patch = "\n".join(["*** Begin Patch", "*** Add File: reference/garden.md", "+---", "+description: Garden",
+                       "+---", "+Tomatoes in May.", "*** Update File: system/contacts.md", "@@",
+                       " Sarah: +1-555-0100", "-Tom: +1-555-0199", "+Tom: +1-555-0200",
+                       "*** Delete File: reference/notes.md", "*** End Patch", ""])
+    (template / "change.patch").write_text(patch)
+    total, _ = cut_everywhere(
+        tmp_path, template, ["git", "memory-patch", "-m", "garden and Tom", "../change.patch"], "garden and Tom",
+        {"reference/garden.md": "---\ndescription: Garden\n---\nTomatoes in May.\n",
+         "system/contacts.md": memfile("People I know", "Sarah: +1-555-0100\nTom: +1-555-0200\n")})
     assert total > 20
 
 
