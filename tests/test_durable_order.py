@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from conftest import git
 
 pytestmark = pytest.mark.skipif(shutil.which("strace") is None,
