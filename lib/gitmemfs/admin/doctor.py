@@ -79,7 +79,8 @@ def diagnose(repo: Repo, rev: str = "HEAD") -> Diagnosis:
     if layout != layouts.PLAIN:
         findings += _skills(paths)
         findings += _persona(paths, layout)
-    order = {k: i for i, k in enumerate(("git", "durable", "rule", "shadow", "case", "link", "index", "skill", "persona"))}
+    kinds = ("git", "durable", "rule", "shadow", "case", "link", "index", "skill", "persona")
+    order = {k: i for i, k in enumerate(kinds)}
     findings.sort(key=lambda f: (order[f.kind], f.path, f.problem))
     return Diagnosis(layout, snap.revision, len(files), findings)
 
