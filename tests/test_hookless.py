@@ -215,8 +215,13 @@ def test_unknown_commands_suggest_the_closest_or_plain_git(repo: Path, cmd: str,
 
 def test_writes_are_durable_unless_memory_durable_is_false(mem: Path) -> None:
     from gitmemfs.core import durable
+    assert git("config", "core.fsync", cwd=mem).stdout.strip() == "committed,index"  # init set it
+    assert durable.git_args(hookless_repo(mem).config) == []  # so the writer need not
+    git("config", "--unset", "core.fsync", cwd=mem)  # a memory made before issue 36
+    git("config", "--unset", "core.fsyncMethod", cwd=mem)
     repo = hookless_repo(mem)
-    assert repo.durable and durable.git_args(repo.config)[:2] == ["-c", "core.fsync=committed,index"]
+    assert repo.durable and durable.git_args(repo.config) == ["-c", "core.fsync=committed,index",
+                                                              "-c", "core.fsyncMethod=batch"]
     git("config", "core.fsync", "all", cwd=mem)  # a person's stronger setting stays
     assert "core.fsync=committed,index" not in durable.git_args(hookless_repo(mem).config)
     git("config", "memory.durable", "false", cwd=mem)

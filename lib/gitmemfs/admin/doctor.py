@@ -61,11 +61,15 @@ class Diagnosis:
 
 
 def diagnose(repo: Repo, rev: str = "HEAD") -> Diagnosis:
+    storage = _storage(repo)
+    if any(f.kind == "git" for f in storage):  # git's own check first: what follows would only fail
+        named = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip() or None
+        return Diagnosis(layouts.detect(repo.cfg(layouts.CONFIG_KEY), False), named, 0, storage)
     snap = load(repo.root, rev)
     files = [e for e in snap.files]
     paths = {e.path for e in files}
     layout = layouts.detect(repo.cfg(layouts.CONFIG_KEY), layouts.INDEX in paths)
-    findings: list[Finding] = _storage(repo)
+    findings: list[Finding] = storage
     if snap.revision is None:
         return Diagnosis(layout, None, 0, findings)
     for p in check.tree(repo.root, rev).problems:

@@ -15,6 +15,8 @@
                  gitconfig, index, loose (each exact or "ask git"; never writing)
     writer.py    the write path: lock, clean check, validate, write, commit, restore
     hookless.py  committing a validated change without re-running our own hooks
+    durable.py   fsync settings for git, and fsyncing what a writer changed before it answers
+    integrity.py a new memory told from a damaged one (missing objects, refs naming nothing)
     outcome.py   what an operation returns
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)

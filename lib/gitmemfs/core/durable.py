@@ -49,6 +49,19 @@ def git_args(config: Mapping[str, list[str]]) -> list[str]:
     return out
 
 
+# git commands that write work-tree files (the writer's own files are fsynced as written).
+_CHECKS_OUT = frozenset(("merge", "reset", "checkout", "switch", "rebase", "read-tree", "cherry-pick", "revert",
+                         "pull", "restore", "stash", "am", "apply", "checkout-index", "rm", "mv", "clean"))
+
+
+def checks_out(args: tuple[str, ...] | list[str]) -> bool:
+    """Whether this git command line (after its `-c` pairs) may write the work tree."""
+    i = 0
+    while i < len(args) and args[i] == "-c":
+        i += 2
+    return i < len(args) and args[i] in _CHECKS_OUT
+
+
 def repo_settings(git_version: tuple[int, ...]) -> list[tuple[str, str]]:
     """What `init`, `clone` and adoption write into a memory's config, so a plain
     `git commit` there (and a server's receive) is as durable as an edit."""
@@ -82,7 +95,10 @@ def parse_version(text: str) -> tuple[int, ...]:
 
 def fsync_path(path: str, *, folder: bool = False) -> None:
     """fsync one file or folder by name (a folder opened read-only, as fsync allows)."""
-    fd = os.open(path, (os.O_RDONLY | os.O_DIRECTORY if folder else os.O_RDONLY) | os.O_CLOEXEC | os.O_NOFOLLOW)
+    # A folder may be reached through a link (a work tree's `.git` naming the git dir
+    # elsewhere); a file never is (the walk takes regular files only).
+    flags = os.O_RDONLY | os.O_DIRECTORY if folder else os.O_RDONLY | os.O_NOFOLLOW
+    fd = os.open(path, flags | os.O_CLOEXEC)
     try:
         os.fsync(fd)
     finally:
@@ -125,6 +141,24 @@ class Changed:
         if changed:
             order.append(folder)
 
+    def objects(self, objects: str) -> None:
+        """The object store: its fan-out folders hold no folders, so only the ones whose
+        mtime moved are listed (a memory's thousands of loose objects are not)."""
+        order: list[str] = []
+        try:
+            entries = list(os.scandir(objects))
+        except FileNotFoundError:
+            return
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_mtime_ns >= self.since:
+                    self._walk(entry.path, lambda path: False, order)
+            except FileNotFoundError:
+                continue
+        if os.stat(objects).st_mtime_ns >= self.since:
+            order.append(objects)
+        self.folders += order
+
     def sync(self) -> None:
         for path in self.files:
             try:
@@ -138,25 +172,28 @@ class Changed:
                 continue
 
 
-def settle(root: str, git_dir: str, common_dir: str, since_ns: int) -> None:
+def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: bool = True) -> None:
     """fsync what changed under the writer lock since `since_ns`, in an order that never
     makes a name durable before what it names: objects, then refs (a ref durable before
     its commit is the corruption to avoid), then the rest of the git directories (the
-    index; the writer's journal is gone only once the ref it undoes is there) and the
-    work tree."""
+    index; the writer's journal is gone only once the ref it undoes is there) and, with
+    `tree` (a git that checks files out ran: merge, reset, rebase...), the work tree."""
     objects = os.path.join(common_dir, "objects")
     refs = os.path.join(common_dir, "refs")
     git_dirs = {os.path.normpath(common_dir), os.path.normpath(git_dir)}
-    for top in (objects, refs):
-        found = Changed(since_ns)
-        found.walk(top)
-        found.sync()
+    found = Changed(since_ns)
+    found.objects(objects)
+    found.sync()
+    found = Changed(since_ns)
+    found.walk(refs)
+    found.sync()
     rest = Changed(since_ns)
     for top in sorted(git_dirs):
         # Dream runs keep their own repositories under dream/: a dream's own durability
         # is its merge into the memory, settled here; reflogs are history, not state.
         rest.walk(top, lambda p: p in (objects, refs) or os.path.basename(p) in ("dream", "worktrees", "logs")
                   and os.path.dirname(p) in git_dirs)
-    rest.walk(root, lambda p: os.path.normpath(p) in git_dirs or os.path.basename(p) == ".git"
-              and os.path.dirname(p) == root)
+    if tree:
+        rest.walk(root, lambda p: os.path.normpath(p) in git_dirs or os.path.basename(p) == ".git"
+                  and os.path.dirname(p) == root)
     rest.sync()

@@ -21,7 +21,13 @@ if TYPE_CHECKING:
 
 LOCK_TIMEOUT = 10.0
 JOURNAL = "memory-journal.json"  # in the git dir: a killed writer's undo record (core/writer.py)
+# In the git dir while a checkout's files are being fsynced: which paths a crash may have
+# left between two commits (core/writer.py `recover` puts them back as HEAD has them).
+CHECKOUT_JOURNAL = "memory-checkout"
 _TRUE = {"true", "yes", "on", "1"}
+# When this process last settled (core/durable.py), first its start: what it wrote
+# before taking the writer lock (a dream's imported pack) is settled with the rest.
+_SETTLED = [time.time_ns()]
 
 
 def _env(env: Mapping[str, str] | None, *names: str) -> str | None:
@@ -114,6 +120,9 @@ class Repo:
         self._head_start: HeadStart | None = None
         # Set while the writer lock is held: every git run then fsyncs what it writes.
         self.writing = False
+        # HEAD before the first git under the lock that writes work-tree files (settle
+        # then fsyncs them, journalled); None while none ran.
+        self.tree_from: str | None = None
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -133,6 +142,8 @@ class Repo:
         """Local git in this work tree (light transport; see git.py); under the writer
         lock, with the fsync settings of core/durable.py."""
         if self.writing:
+            if self.tree_from is None and durable.checks_out(args) and self.durable:
+                self.tree_from = self.head() or ""  # where the work tree starts from
             args = (*durable.git_args(self.config), *args)
         return git.run(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
 
@@ -184,12 +195,32 @@ class Repo:
         return FileLock(os.path.join(self.git_dir, name), self.root, timeout,
                         repo=self if name == "memory.lock" else None)
 
+    def _journal_checkout(self, journal: str, start: str, end: str) -> None:
+        """The paths a checkout from `start` to `end` wrote, on disk before any of them
+        or the ref is fsynced: after a crash, they are put back as HEAD has them."""
+        if start:
+            listed = self.git("diff", "--name-only", "-z", "--no-renames", start, end or "HEAD", "--", check=False)
+        else:
+            listed = self.git("ls-tree", "-r", "-z", "--name-only", end, check=False)
+        with open(journal, "wb") as fh:
+            fh.write(f"{start}\n{end}\n".encode() + listed.raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        durable.fsync_path(self.git_dir, folder=True)
+
     def settle(self, since_ns: int) -> None:
         """fsync what git and the writer changed since `since_ns` (memory.durable)."""
         if not self.durable:
             return
+        journal = os.path.join(self.git_dir, CHECKOUT_JOURNAL)
         try:
-            durable.settle(self.root, self.git_dir, self.common_dir, since_ns)
+            start, self.tree_from = self.tree_from, None
+            end = self.head() if start is not None else None
+            if start is not None and end != start:
+                self._journal_checkout(journal, start, end or "")
+            durable.settle(self.root, self.git_dir, self.common_dir, since_ns, tree=start is not None)
+            if start is not None and end != start:
+                os.unlink(journal)  # undurable is fine: the next writer finds nothing to put back
         except OSError as exc:
             why = oserrors.describe(exc, self.root) or exc
             raise EnvironmentProblem(
@@ -208,7 +239,7 @@ class Repo:
         lock.__enter__()
         try:
             status = None
-            if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+            if not any(os.path.lexists(os.path.join(self.git_dir, j)) for j in (JOURNAL, CHECKOUT_JOURNAL)):
                 status = git.start(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
         except BaseException:
             lock.release()
@@ -383,6 +414,7 @@ class FileLock:
                 if self.repo is not None:
                     self.since = time.time_ns()
                     self.repo.writing = True
+                    self.repo.tree_from = None
                 return True
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -400,7 +432,8 @@ class FileLock:
         try:
             if self.repo is not None:
                 self.repo.writing = False
-                self.repo.settle(self.since)  # before the next writer, and before the answer
+                since, _SETTLED[0] = min(self.since, _SETTLED[0]), time.time_ns()
+                self.repo.settle(since)  # before the next writer, and before the answer
         finally:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)

@@ -18,7 +18,7 @@ from gitmemfs.core import approval, constraints, durable, git, hookless, layoutm
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError
 from gitmemfs.core.git import GitError
-from gitmemfs.core.repo import JOURNAL, Repo
+from gitmemfs.core.repo import CHECKOUT_JOURNAL, JOURNAL, Repo
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -366,10 +366,14 @@ def status(repo: Repo, scope: Sequence[str] | None = None, *,
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call;
     with `scope`, dirty paths only under those pathspecs. `started`: that call (no
     scope) already running."""
-    if started is not None and scope is None:
-        res = started.result(check=True)
-    else:
-        res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
+    try:
+        if started is not None and scope is None:
+            res = started.result(check=True)
+        else:
+            res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
+    except GitError:
+        _damaged(repo)  # a damaged memory says so (exit 4), not "git status failed"
+        raise
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
@@ -392,6 +396,14 @@ def status(repo: Repo, scope: Sequence[str] | None = None, *,
         elif item[:2] == "? ":
             dirty.append(item[2:])
     return head, branch, dirty
+
+
+def _damaged(repo: Repo) -> None:
+    """Raise core/integrity.py's error when HEAD names a missing or broken commit."""
+    from gitmemfs.core import integrity
+
+    if repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).code != 0:
+        integrity.unborn(repo.root)
 
 
 def encoding_issues(root: str, paths: Sequence[str]) -> list[str]:
@@ -654,7 +666,7 @@ def _stale_lock_candidates(repo: Repo) -> list[str]:
     return found
 
 
-def _drop_stale_index_lock(repo: Repo) -> None:
+def _drop_stale_index_lock(repo: Repo, since_of: str | None = None) -> None:
     """Remove the git locks (index.lock, HEAD.lock, refs/heads/*.lock, packed-refs.lock)
     left by the dead writer's own `git add` / `git commit`.
 
@@ -664,7 +676,7 @@ def _drop_stale_index_lock(repo: Repo) -> None:
     left alone (the commit then reports it as busy, exit 3).
     """
     try:
-        since = os.stat(_journal_path(repo)).st_mtime
+        since = os.stat(since_of or _journal_path(repo)).st_mtime
     except FileNotFoundError:
         return
     for lock in _stale_lock_candidates(repo):
@@ -688,6 +700,34 @@ def _reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
         time.sleep(0.05)
 
 
+def _recover_checkout(repo: Repo) -> bool:
+    """A checkout (a dream's merge, sync's replay) cut off while its files were being
+    fsynced: the paths it wrote, put back as HEAD has them, whichever commit HEAD is (the
+    writer held the lock on a clean tree, so nothing else changed them)."""
+    journal = os.path.join(repo.git_dir, CHECKOUT_JOURNAL)
+    try:
+        with open(journal, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return False
+    lines = raw.split(b"\n", 2)
+    paths = [p.decode("utf-8", "surrogateescape") for p in (lines[2] if len(lines) == 3 else b"").split(b"\0") if p]
+    _drop_stale_index_lock(repo, since_of=journal)
+    if paths and repo.head():
+        # (ls-tree takes plain paths, not pathspec magic)
+        present = repo.git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths).out.split("\0")
+        kept = [p for p in present if p]
+        gone = [p for p in paths if p not in set(kept)]
+        if kept:
+            repo.git("checkout", "HEAD", "--", *literal(kept))
+        if gone:
+            repo.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *literal(gone))
+            for rel in gone:
+                _remove(repo, os.path.join(repo.root, *rel.split("/")))
+    os.unlink(journal)
+    return True
+
+
 def recover(repo: Repo) -> bool:
     """Undo the uncommitted half of a writer that died mid-edit (lock must be held).
 
@@ -695,16 +735,17 @@ def recover(repo: Repo) -> bool:
     content) are touched; anything else was changed by someone else and is left for
     the clean check to report.
     """
+    checkout = _recover_checkout(repo)
     try:
         with open(_journal_path(repo), encoding="utf-8") as fh:
             import json  # only after a crash: every edit comes here first
 
             record = json.load(fh)
     except FileNotFoundError:
-        return False
+        return checkout
     except (OSError, ValueError):
         _clear_journal(repo)
-        return False
+        return checkout
     _drop_stale_index_lock(repo)
     if repo.head() != record.get("head"):
         # Its commit was made, but git's index may lag: `git commit` killed between
