@@ -105,6 +105,18 @@ def fsync_path(path: str, *, folder: bool = False) -> None:
         os.close(fd)
 
 
+def sync_pack(common_dir: str, name: str) -> None:
+    """A pack moved into the object store outside a writer's lock: its files, then the
+    folder that names them."""
+    folder = os.path.join(common_dir, "objects", "pack")
+    for ext in (".pack", ".rev", ".idx"):
+        try:
+            fsync_path(os.path.join(folder, f"pack-{name}{ext}"))
+        except FileNotFoundError:
+            continue
+    fsync_path(folder, folder=True)
+
+
 class Changed:
     """The folders (and the files in them) that changed since `since_ns`, found by
     their times: a folder's mtime moves when a name in it is added, removed or

@@ -25,9 +25,6 @@ JOURNAL = "memory-journal.json"  # in the git dir: a killed writer's undo record
 # left between two commits (core/writer.py `recover` puts them back as HEAD has them).
 CHECKOUT_JOURNAL = "memory-checkout"
 _TRUE = {"true", "yes", "on", "1"}
-# When this process last settled (core/durable.py), first its start: what it wrote
-# before taking the writer lock (a dream's imported pack) is settled with the rest.
-_SETTLED = [time.time_ns()]
 
 
 def _env(env: Mapping[str, str] | None, *names: str) -> str | None:
@@ -432,8 +429,7 @@ class FileLock:
         try:
             if self.repo is not None:
                 self.repo.writing = False
-                since, _SETTLED[0] = min(self.since, _SETTLED[0]), time.time_ns()
-                self.repo.settle(since)  # before the next writer, and before the answer
+                self.repo.settle(self.since)  # before the next writer, and before the answer
         finally:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
