@@ -88,4 +88,4 @@ def test_doctor_reports_damage_and_a_memory_without_durability(mem: Path) -> Non
 
 @pytest.mark.parametrize("setting", ["core.fsync", "core.fsyncmethod"])
 def test_init_makes_plain_git_durable_too(repo: Path, setting: str) -> None:
-    assert git("config", "--get", setting, cwd=repo).stdout.strip() in ("committed,index", "batch")
+    assert git("config", "--get", setting, cwd=repo).stdout.strip() in ("committed,index", "fsync")

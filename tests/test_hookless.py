@@ -221,7 +221,7 @@ def test_writes_are_durable_unless_memory_durable_is_false(mem: Path) -> None:
     git("config", "--unset", "core.fsyncMethod", cwd=mem)
     repo = hookless_repo(mem)
     assert repo.durable and durable.git_args(repo.config) == ["-c", "core.fsync=committed,index",
-                                                              "-c", "core.fsyncMethod=batch"]
+                                                              "-c", "core.fsyncMethod=fsync"]
     git("config", "core.fsync", "all", cwd=mem)  # a person's stronger setting stays
     assert "core.fsync=committed,index" not in durable.git_args(hookless_repo(mem).config)
     git("config", "memory.durable", "false", cwd=mem)

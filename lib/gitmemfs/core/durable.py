@@ -1,11 +1,10 @@
 """Durable by default: an answer of "committed" means it is on stable storage.
 
 Git orders its own writes when `core.fsync` asks it to (objects before the ref that
-names them; `batch` writes a transaction's objects out and flushes the disk once), so
-every git a writer runs gets `core.fsync=committed,index` and `core.fsyncMethod=batch`
-(unless the memory's config already asks for as much). Git does not fsync folders,
-nor the work-tree files a checkout writes, and batch mode trusts the filesystem to
-flush every written-out file with one fsync; so before a writer lets go of the memory
+names them), so every git a writer runs gets `core.fsync=committed,index` and
+`core.fsyncMethod=fsync` (unless the memory's config already asks for as much). Git
+does not fsync folders, nor the work-tree files a checkout writes; so before a writer
+lets go of the memory
 (`settle`, when the writer lock is released) the files and folders that changed while
 it held the lock are fsynced here: object files and folders first, then the refs, then
 the rest of the git directory and the work tree.
@@ -23,7 +22,11 @@ if TYPE_CHECKING:
     from typing import Callable, Mapping
 
 FSYNC = "committed,index"
-METHOD = "batch"
+# `fsync`, not `batch`: batch writes a transaction's objects out and trusts one fsync of
+# another file to flush them, which ext4 and xfs do but POSIX does not promise (and the
+# power-cut filesystem of tests/powercut.py does not); with `fsync` git syncs each
+# object itself, and settle() need not sync them again.
+METHOD = "fsync"
 # What git's core.fsync components cover of `committed` (objects and refs).
 _COVERS = {"committed", "all", "added"}
 # Kernel file times come from a coarse clock that can lag time.time_ns() by a tick.
@@ -44,9 +47,19 @@ def git_args(config: Mapping[str, list[str]]) -> list[str]:
     setting = (config.get("core.fsync") or [""])[-1].replace(" ", "").lower().split(",")
     method = (config.get("core.fsyncmethod") or [""])[-1].strip().lower()
     out = [] if _COVERS & set(setting) else ["-c", f"core.fsync={FSYNC}"]
-    if not method:  # a person's own choice (`fsync`, stricter) stays
+    if method != METHOD:
         out += ["-c", f"core.fsyncMethod={METHOD}"]
     return out
+
+
+def git_syncs_files(config: Mapping[str, list[str]]) -> bool:
+    """Whether git itself fsyncs every object and ref file a writer's git writes: the
+    memory's own config says so (init or clone wrote it, so git is 2.36 or later). Else
+    (a memory made before, maybe an older git that ignores core.fsync) settle() fsyncs
+    them too."""
+    setting = (config.get("core.fsync") or [""])[-1].replace(" ", "").lower().split(",")
+    method = (config.get("core.fsyncmethod") or [""])[-1].strip().lower()
+    return bool(_COVERS & set(setting)) and method == METHOD
 
 
 # git commands that write work-tree files (the writer's own files are fsynced as written).
@@ -184,20 +197,27 @@ class Changed:
                 continue
 
 
-def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: bool = True) -> None:
+def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: bool = True,
+           git_synced: bool = False) -> None:
     """fsync what changed under the writer lock since `since_ns`, in an order that never
     makes a name durable before what it names: objects, then refs (a ref durable before
     its commit is the corruption to avoid), then the rest of the git directories (the
     index; the writer's journal is gone only once the ref it undoes is there) and, with
-    `tree` (a git that checks files out ran: merge, reset, rebase...), the work tree."""
+    `tree` (a git that checks files out ran: merge, reset, rebase...), the work tree.
+    `git_synced`: git fsynced its object and ref files itself (`git_syncs_files`): only
+    the folders that name them are left (and packs, which a fetch may not have synced)."""
     objects = os.path.join(common_dir, "objects")
     refs = os.path.join(common_dir, "refs")
     git_dirs = {os.path.normpath(common_dir), os.path.normpath(git_dir)}
     found = Changed(since_ns)
     found.objects(objects)
+    if git_synced:
+        found.files = [f for f in found.files if os.path.basename(os.path.dirname(f)) == "pack"]
     found.sync()
     found = Changed(since_ns)
     found.walk(refs)
+    if git_synced:
+        found.files = []
     found.sync()
     rest = Changed(since_ns)
     for top in sorted(git_dirs):
@@ -208,4 +228,9 @@ def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: boo
     if tree:
         rest.walk(root, lambda p: os.path.normpath(p) in git_dirs or os.path.basename(p) == ".git"
                   and os.path.dirname(p) == root)
+    rest.files = [f for f in rest.files if os.path.basename(f) not in _NOT_STATE]
     rest.sync()
+
+
+# Files in the git dir no state depends on: not worth a disk flush each.
+_NOT_STATE = frozenset(("COMMIT_EDITMSG", "ORIG_HEAD", "FETCH_HEAD", "AUTO_MERGE", "memory.lock", "description"))

@@ -215,7 +215,8 @@ class Repo:
             end = self.head() if start is not None else None
             if start is not None and end != start:
                 self._journal_checkout(journal, start, end or "")
-            durable.settle(self.root, self.git_dir, self.common_dir, since_ns, tree=start is not None)
+            durable.settle(self.root, self.git_dir, self.common_dir, since_ns, tree=start is not None,
+                           git_synced=durable.git_syncs_files(self.config))
             if start is not None and end != start:
                 os.unlink(journal)  # undurable is fine: the next writer finds nothing to put back
         except OSError as exc:
