@@ -198,14 +198,16 @@ class Changed:
 
 
 def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: bool = True,
-           git_synced: bool = False) -> None:
+           git_synced: bool = False, git_dir_too: bool = True) -> None:
     """fsync what changed under the writer lock since `since_ns`, in an order that never
     makes a name durable before what it names: objects, then refs (a ref durable before
     its commit is the corruption to avoid), then the rest of the git directories (the
     index; the writer's journal is gone only once the ref it undoes is there) and, with
     `tree` (a git that checks files out ran: merge, reset, rebase...), the work tree.
     `git_synced`: git fsynced its object and ref files itself (`git_syncs_files`): only
-    the folders that name them are left (and packs, which a fetch may not have synced)."""
+    the folders that name them are left (and packs, which a fetch may not have synced).
+    `git_dir_too=False`: an edit's journal (durable; its removal is not flushed) covers
+    the index and the rest of the git directory, so they are not flushed."""
     objects = os.path.join(common_dir, "objects")
     refs = os.path.join(common_dir, "refs")
     git_dirs = {os.path.normpath(common_dir), os.path.normpath(git_dir)}
@@ -220,7 +222,7 @@ def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: boo
         found.files = []
     found.sync()
     rest = Changed(since_ns)
-    for top in sorted(git_dirs):
+    for top in sorted(git_dirs) if git_dir_too else ():
         # Dream runs keep their own repositories under dream/: a dream's own durability
         # is its merge into the memory, settled here; reflogs are history, not state.
         rest.walk(top, lambda p: p in (objects, refs) or os.path.basename(p) in ("dream", "worktrees", "logs")

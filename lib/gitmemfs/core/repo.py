@@ -120,6 +120,9 @@ class Repo:
         # HEAD before the first git under the lock that writes work-tree files (settle
         # then fsyncs them, journalled); None while none ran.
         self.tree_from: str | None = None
+        # An edit's journal was written under the lock: it, not an fsync of the git dir,
+        # covers the index (core/writer.py `recover` resets it after a cut).
+        self.journaled = False
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -216,7 +219,8 @@ class Repo:
             if start is not None and end != start:
                 self._journal_checkout(journal, start, end or "")
             durable.settle(self.root, self.git_dir, self.common_dir, since_ns, tree=start is not None,
-                           git_synced=durable.git_syncs_files(self.config))
+                           git_synced=durable.git_syncs_files(self.config),
+                           git_dir_too=start is not None or not self.journaled)
             if start is not None and end != start:
                 os.unlink(journal)  # undurable is fine: the next writer finds nothing to put back
         except OSError as exc:
@@ -413,6 +417,7 @@ class FileLock:
                     self.since = time.time_ns()
                     self.repo.writing = True
                     self.repo.tree_from = None
+                    self.repo.journaled = False
                 return True
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):

@@ -193,6 +193,7 @@ class WriteSession:
         head = self.head
         try:
             _write_journal(self.repo, head, changes, olds)
+            self.repo.journaled = True
         except OSError as exc:  # e.g. ENOSPC before anything was touched
             _clear_journal(self.repo)
             raise _os_refusal(self.tool, exc, self.repo.root) from None
