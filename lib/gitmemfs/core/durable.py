@@ -16,6 +16,7 @@ still fsyncs what git wrote, but git cannot order it (docs/durability.md).
 from __future__ import annotations
 
 import os
+import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,8 +30,15 @@ FSYNC = "committed,index"
 METHOD = "fsync"
 # What git's core.fsync components cover of `committed` (objects and refs).
 _COVERS = {"committed", "all", "added"}
-# Kernel file times come from a coarse clock that can lag time.time_ns() by a tick.
-_SLACK_NS = 50_000_000
+# Linux stamps files from its coarse clock: read the same clock, and a change made after
+# it is never older; elsewhere, allow a tick's lag behind time.time_ns().
+_COARSE = getattr(time, "CLOCK_REALTIME_COARSE", None)
+_SLACK_NS = 0 if _COARSE is not None else 50_000_000
+
+
+def now_ns() -> int:
+    """The time to compare file times with: a writer lock's start."""
+    return time.clock_gettime_ns(_COARSE) if _COARSE is not None else time.time_ns()
 
 
 def enabled(config: Mapping[str, list[str]]) -> bool:

@@ -414,7 +414,7 @@ class FileLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self.fd = fd
                 if self.repo is not None:
-                    self.since = time.time_ns()
+                    self.since = durable.now_ns()
                     self.repo.writing = True
                     self.repo.tree_from = None
                     self.repo.journaled = False
