@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz screenshots
+.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz screenshots powercut
 
 venv: $(STAMP)
 
@@ -98,3 +98,8 @@ fuzz: venv
 	GIT_MEMFS_FUZZ=34000 GIT_MEMFS_FUZZ_JSON=10000 GIT_MEMFS_FUZZ_E2E=20 PATH="$(CURDIR)/bin:$$PATH" \
 		$(PY) -m pytest -q -s -n 0 tests/test_fuzz_gate.py tests/test_fuzz_json.py tests/test_fuzz_layout.py \
 		tests/test_fuzz_search.py tests/test_fuzz_paths.py
+
+# The power cut under every write (tests/test_powercut.py, docs/durability.md): 60 cut
+# points per operation instead of make test's 6. Needs /dev/fuse and fuse3 (.ci/run).
+powercut: venv
+	GIT_MEMFS_POWERCUT_POINTS=60 PATH="$(CURDIR)/bin:$$PATH" $(PY) -m pytest -q -n 0 -m powercut tests/test_powercut.py

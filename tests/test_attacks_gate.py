@@ -372,7 +372,7 @@ def test_a_link_swapped_in_after_the_checks_is_never_written_through(mem: Path) 
             writer._write_atomic(repo, str(mem / rel), b"x")
         assert caught.value.errno in (errno.ELOOP, errno.ENOTDIR)
         with pytest.raises(OSError):
-            writer._remove(str(mem), str(mem / rel))
+            writer._remove(repo, str(mem / rel))
         with pytest.raises(OSError):  # a rollback refuses too (and the journal would stay)
             writer.restore(repo, {rel: b"old"})
         try:  # lexists() follows the link to .git/config; the unlink must not

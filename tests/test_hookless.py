@@ -214,18 +214,20 @@ def test_unknown_commands_suggest_the_closest_or_plain_git(repo: Path, cmd: str,
     assert "-h)" in proc.stderr
 
 
-def test_writes_are_fsynced_only_when_git_fsyncs_its_objects(mem: Path) -> None:
-    from gitmemfs.core import writer
+def test_writes_are_durable_unless_memory_durable_is_false(mem: Path) -> None:
+    from gitmemfs.core import durable
+    assert git("config", "core.fsync", cwd=mem).stdout.strip() == "committed,index"  # init set it
+    assert durable.git_args(hookless_repo(mem).config) == []  # so the writer need not
+    git("config", "--unset", "core.fsync", cwd=mem)  # a memory made before issue 36
+    git("config", "--unset", "core.fsyncMethod", cwd=mem)
     repo = hookless_repo(mem)
-    assert not writer.durable(repo)  # git's default: no fsync of loose objects
-    for value in ("committed", "objects,-pack", "loose-object", "all"):
-        git("config", "core.fsync", value, cwd=mem)
-        assert writer.durable(hookless_repo(mem)), value
-    git("config", "core.fsync", "index", cwd=mem)
-    assert not writer.durable(hookless_repo(mem))
-    git("config", "core.fsyncObjectFiles", "true", cwd=mem)
-    assert writer.durable(hookless_repo(mem))
-    assert edit(mem).returncode == 0  # and the durable path still edits
+    assert repo.durable and durable.git_args(repo.config) == ["-c", "core.fsync=committed,index",
+                                                              "-c", "core.fsyncMethod=fsync"]
+    git("config", "core.fsync", "all", cwd=mem)  # a person's stronger setting stays
+    assert "core.fsync=committed,index" not in durable.git_args(hookless_repo(mem).config)
+    git("config", "memory.durable", "false", cwd=mem)
+    assert not hookless_repo(mem).durable and durable.git_args(hookless_repo(mem).config) == []
+    assert edit(mem).returncode == 0  # and the plain path still edits
 
 
 def test_a_failing_commit_of_a_tracked_file_reports_git_not_no_effect(mem: Path, tmp_path: Path) -> None:

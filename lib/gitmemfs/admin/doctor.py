@@ -43,7 +43,8 @@ class Diagnosis:
         self.revision = revision
         self.files = files
         self.findings = findings
-        self.code = 1 if findings else 0
+        # Damage git itself finds is the environment's (exit 4), like every command's.
+        self.code = 4 if any(f.kind == "git" for f in findings) else 1 if findings else 0
 
     @property
     def message(self) -> str:
@@ -60,13 +61,17 @@ class Diagnosis:
 
 
 def diagnose(repo: Repo, rev: str = "HEAD") -> Diagnosis:
+    storage = _storage(repo)
+    if any(f.kind == "git" for f in storage):  # git's own check first: what follows would only fail
+        named = repo.git("rev-parse", "-q", "--verify", "HEAD", check=False).out.strip() or None
+        return Diagnosis(layouts.detect(repo.cfg(layouts.CONFIG_KEY), False), named, 0, storage)
     snap = load(repo.root, rev)
     files = [e for e in snap.files]
     paths = {e.path for e in files}
     layout = layouts.detect(repo.cfg(layouts.CONFIG_KEY), layouts.INDEX in paths)
-    findings: list[Finding] = []
+    findings: list[Finding] = storage
     if snap.revision is None:
-        return Diagnosis(layout, None, 0, [])
+        return Diagnosis(layout, None, 0, findings)
     for p in check.tree(repo.root, rev).problems:
         findings.append(Finding("rule", p.path, p.message, _rule_fix(p.path, p.message)))
     findings += _shadowed(paths)
@@ -78,9 +83,29 @@ def diagnose(repo: Repo, rev: str = "HEAD") -> Diagnosis:
     if layout != layouts.PLAIN:
         findings += _skills(paths)
         findings += _persona(paths, layout)
-    order = {k: i for i, k in enumerate(("rule", "shadow", "case", "link", "index", "skill", "persona"))}
+    kinds = ("git", "durable", "rule", "shadow", "case", "link", "index", "skill", "persona")
+    order = {k: i for i, k in enumerate(kinds)}
     findings.sort(key=lambda f: (order[f.kind], f.path, f.problem))
     return Diagnosis(layout, snap.revision, len(files), findings)
+
+
+def _storage(repo: Repo) -> list[Finding]:
+    """What git's own check finds (objects a ref or commit names that are missing or
+    unreadable: `fsck --connectivity-only`, which reads commits and trees, not every
+    blob's contents), and a memory whose answers of "committed" are not fsynced."""
+    found = []
+    res = repo.git("fsck", "--connectivity-only", "--no-dangling", "--no-progress", check=False, timeout=300)
+    lines = [ln.strip() for ln in (res.err + res.out).splitlines() if ln.strip()]
+    if res.code != 0 or any(ln.startswith(("error", "missing", "broken", "fatal")) for ln in lines):
+        shown = "; ".join(lines[:5]) + (f"; and {len(lines) - 5} more" if len(lines) > 5 else "")
+        found.append(Finding("git", ".git", f"git fsck found damage: {shown or f'exit {res.code}'}",
+                             "run git fsck --full to see all of it; restore the memory from a clone of its "
+                             "server (git memory clone URL) or its mirror"))
+    if not repo.durable:
+        found.append(Finding("durable", ".git/config", "memory.durable is false: an answer of committed may "
+                             "not survive a power cut", "git config --unset memory.durable, unless this "
+                             "memory is a throwaway one"))
+    return found
 
 
 def _rule_fix(path: str, message: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
-from gitmemfs.core import git, memfile, oserrors
+from gitmemfs.core import durable, git, memfile, oserrors
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.outcome import Outcome
@@ -145,6 +145,7 @@ def _configure(repo: Repo, agent_id: str | None, agent_name: str | None, remote:
         settings["memory.agentName"] = agent_name.strip()
     for key, value in settings.items():
         repo.git("config", "--local", key, value)
+    durable.configure(repo.git, repo.config)  # a plain `git commit` there is durable too
     if remote:
         current = repo.git("remote", "get-url", "origin", check=False)
         if current.code != 0:

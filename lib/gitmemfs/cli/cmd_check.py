@@ -118,6 +118,9 @@ def do_check(args: argparse.Namespace, ctx: Any) -> Report:
         what = f"{report.commits} commit{'s' if report.commits != 1 else ''} of {args.range}"
     else:
         if not check.has_commit(where.cwd, "HEAD"):
+            from gitmemfs.core import integrity
+
+            integrity.unborn(where.cwd)  # a damaged memory is never "nothing to check" (exit 4)
             return Report("No commits yet: nothing to check.", {"mode": "all", "files": 0, "commits": 0,
                                                                   "problems": []})
         report = check.audit(where.cwd) if not where.bare else check.tree(where.cwd)

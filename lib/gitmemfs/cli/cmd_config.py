@@ -14,6 +14,12 @@ if TYPE_CHECKING:
 SETTINGS: tuple[tuple[str, str | None, tuple[str, ...], str | None, str], ...] = (
     ("check scope", "memory.checkScope", (), "letta",
      "which Markdown files need frontmatter: letta = system/ and reference/, all = every .md"),
+    ("durable", "memory.durable", (), "true",
+     "true: an answer of committed is on stable storage (fsync); false: as durable as plain git"),
+    ("git fsync", "core.fsync", (), "committed,index (passed to git by every writer)",
+     "what git itself fsyncs; memory.durable adds it where this is weaker"),
+    ("git fsync method", "core.fsyncMethod", (), "fsync (passed to git by every writer)",
+     "fsync: git syncs each object and ref it writes (batch trusts the filesystem more)"),
     ("mirror", "memory.mirrorUrl", (), None, "pushed to after every commit on main"),
     ("mirror (Letta)", "letta.memoryRepository.url", (), None, "the same, under Letta's key"),
     ("mirror timeout", "memory.mirrorTimeout", (), "60", "seconds a mirror push may take"),

@@ -19,6 +19,8 @@
     hookless.py  committing a validated change without re-running our own hooks
     proposal.py  a change only a person may make, kept as refs/memory/proposals/ID
     ownconfig.py the programs git runs in a person's command: the person's own, never the memory's
+    durable.py   fsync settings for git, and fsyncing what a writer changed before it answers
+    integrity.py a new memory told from a damaged one (missing objects, refs naming nothing)
     outcome.py   what an operation returns
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)

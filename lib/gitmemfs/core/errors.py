@@ -58,3 +58,19 @@ class NeedsPerson(MemfsError):
         super().__init__(message + PROPOSE_HINT,
                          details={**(details or {}), "needs_person": sorted(needs), "proposable": True})
         self.needs = needs
+
+
+RESTORE = ("run git fsck --full to see what is lost, then restore the memory from a clone of its "
+           "server (git memory clone URL) or its mirror")
+
+
+def missing_object(oid: str, what: str = "object") -> EnvironmentProblem:
+    """An object a tree or commit names that cannot be read: damage (exit 4), never a
+    content problem such as "missing frontmatter" (core/integrity.py)."""
+    return EnvironmentProblem(f"memory: {what} {oid[:12]} is missing from the object store: the memory is "
+                              f"damaged; {RESTORE}")
+
+
+def is_oid(spec: str) -> bool:
+    """A full object id (SHA-1 or SHA-256), not a `rev:path`."""
+    return len(spec) in (40, 64) and all(c in "0123456789abcdef" for c in spec)

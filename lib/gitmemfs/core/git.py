@@ -26,7 +26,7 @@ import time
 from signal import SIGKILL, SIGPIPE
 
 from gitmemfs.core.approval import VARS as APPROVAL_VARS
-from gitmemfs.core.errors import EnvironmentProblem, MemfsError
+from gitmemfs.core.errors import EnvironmentProblem, MemfsError, is_oid, missing_object
 from gitmemfs.core.redact import redact
 
 TYPE_CHECKING = False  # `typing` costs ~2 ms to import; the hooks import this module
@@ -673,6 +673,8 @@ class BlobReader:
                         raise GitError(self._argv, -1, stderr=f"cat-file stopped early: {spec} was cut short "
                                                               f"({min(len(data), size)} of {size} bytes)")
                     found[spec] = data[:size]
+                elif is_oid(spec) and parts[-1:] == [b"missing"]:
+                    raise missing_object(spec)  # a tree named it: damage, not an absent file
                 else:  # "<spec> missing" / "ambiguous"
                     found[spec] = None
         except BaseException:

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import git, oserrors
+from gitmemfs.core import durable, git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem, UsageError
 from gitmemfs.core.gitfiles import discovery, gitconfig
 
@@ -21,6 +21,9 @@ if TYPE_CHECKING:
 
 LOCK_TIMEOUT = 10.0
 JOURNAL = "memory-journal.json"  # in the git dir: a killed writer's undo record (core/writer.py)
+# In the git dir while a checkout's files are being fsynced: which paths a crash may have
+# left between two commits (core/writer.py `recover` puts them back as HEAD has them).
+CHECKOUT_JOURNAL = "memory-checkout"
 _TRUE = {"true", "yes", "on", "1"}
 
 
@@ -116,6 +119,14 @@ class Repo:
         # proposal (core/proposal.py) instead of committing it; `proposed` is its id.
         self.propose = False
         self.proposed: str | None = None
+        # Set while the writer lock is held: every git run then fsyncs what it writes.
+        self.writing = False
+        # HEAD before the first git under the lock that writes work-tree files (settle
+        # then fsyncs them, journalled); None while none ran.
+        self.tree_from: str | None = None
+        # An edit's journal was written under the lock: it, not an fsync of the git dir,
+        # covers the index (core/writer.py `recover` resets it after a cut).
+        self.journaled = False
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"
@@ -132,8 +143,17 @@ class Repo:
         return default if value is None else value.strip().lower() in _TRUE
 
     def git(self, *args: str, **kw: Any) -> git.Result:
-        """Local git in this work tree (light transport; see git.py)."""
+        """Local git in this work tree (light transport; see git.py); under the writer
+        lock, with the fsync settings of core/durable.py."""
+        if self.writing:
+            if self.tree_from is None and durable.checks_out(args) and self.durable:
+                self.tree_from = self.head() or ""  # where the work tree starts from
+            args = (*durable.git_args(self.config), *args)
         return git.run(list(args), cwd=self.root, pass_fds=self.held_fds, **kw)
+
+    @property
+    def durable(self) -> bool:
+        return durable.enabled(self.config)
 
     def reload_config(self) -> None:
         self.config = read_config(self.root)
@@ -174,7 +194,44 @@ class Repo:
         return Author(name, email, agent)
 
     def lock(self, name: str = "memory.lock", timeout: float | None = None) -> FileLock:
-        return FileLock(os.path.join(self.git_dir, name), self.root, timeout)
+        """The writer lock (or another named one). Held, git runs durably; released,
+        what changed meanwhile is fsynced first (core/durable.py)."""
+        return FileLock(os.path.join(self.git_dir, name), self.root, timeout,
+                        repo=self if name == "memory.lock" else None)
+
+    def _journal_checkout(self, journal: str, start: str, end: str) -> None:
+        """The paths a checkout from `start` to `end` wrote, on disk before any of them
+        or the ref is fsynced: after a crash, they are put back as HEAD has them."""
+        if start:
+            listed = self.git("diff", "--name-only", "-z", "--no-renames", start, end or "HEAD", "--", check=False)
+        else:
+            listed = self.git("ls-tree", "-r", "-z", "--name-only", end, check=False)
+        with open(journal, "wb") as fh:
+            fh.write(f"{start}\n{end}\n".encode() + listed.raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        durable.fsync_path(self.git_dir, folder=True)
+
+    def settle(self, since_ns: int) -> None:
+        """fsync what git and the writer changed since `since_ns` (memory.durable)."""
+        if not self.durable:
+            return
+        journal = os.path.join(self.git_dir, CHECKOUT_JOURNAL)
+        try:
+            start, self.tree_from = self.tree_from, None
+            end = self.head() if start is not None else None
+            if start is not None and end != start:
+                self._journal_checkout(journal, start, end or "")
+            durable.settle(self.root, self.git_dir, self.common_dir, since_ns, tree=start is not None,
+                           git_synced=durable.git_syncs_files(self.config),
+                           git_dir_too=start is not None or not self.journaled)
+            if start is not None and end != start:
+                os.unlink(journal)  # undurable is fine: the next writer finds nothing to put back
+        except OSError as exc:
+            why = oserrors.describe(exc, self.root) or exc
+            raise EnvironmentProblem(
+                f"memory: the change could not be flushed to stable storage ({why}); "
+                "it may not survive a power cut: check the disk, then run git fsck") from None
 
     def start_writing(self) -> None:
         """An edit's head start: take the writer lock and start the clean check's
@@ -188,7 +245,7 @@ class Repo:
         lock.__enter__()
         try:
             status = None
-            if not os.path.lexists(os.path.join(self.git_dir, JOURNAL)):
+            if not any(os.path.lexists(os.path.join(self.git_dir, j)) for j in (JOURNAL, CHECKOUT_JOURNAL)):
                 status = git.start(git.STATUS, cwd=self.root, pass_fds=(lock.fd,) if lock.fd else ())
         except BaseException:
             lock.release()
@@ -344,11 +401,13 @@ class FileLock:
     leaves a stale lock behind.
     """
 
-    def __init__(self, path: str, root: str, timeout: float | None = None):
+    def __init__(self, path: str, root: str, timeout: float | None = None, *, repo: Repo | None = None):
         self.path = path
         self.root = root
         self.timeout = timeout if timeout is not None else lock_timeout()
         self.fd: int | None = None
+        self.repo = repo  # the writer lock's: settled on release
+        self.since = 0
 
     def acquire(self, *, wait: bool = True) -> bool:
         try:
@@ -361,6 +420,11 @@ class FileLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 self.fd = fd
+                if self.repo is not None:
+                    self.since = durable.now_ns()
+                    self.repo.writing = True
+                    self.repo.tree_from = None
+                    self.repo.journaled = False
                 return True
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -373,7 +437,13 @@ class FileLock:
             delay = min(delay * 1.5, 0.05)
 
     def release(self) -> None:
-        if self.fd is not None:
+        if self.fd is None:
+            return
+        try:
+            if self.repo is not None:
+                self.repo.writing = False
+                self.repo.settle(self.since)  # before the next writer, and before the answer
+        finally:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
             os.close(self.fd)
             self.fd = None

@@ -2,6 +2,7 @@
 undo, restore), with errors that say where to look next."""
 from __future__ import annotations
 
+from gitmemfs.core import integrity
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.repo import Repo
 
@@ -14,6 +15,7 @@ def resolve(repo: Repo, rev: str | None) -> str | None:
     res = repo.git("rev-parse", "-q", "--verify", "--end-of-options", name + "^{commit}", check=False)
     if res.code != 0:
         if rev is None:
+            integrity.unborn(repo.root)  # new, or damaged (exit 4)
             return None
         raise MemfsError(f"no commit {name} in this memory; see git memory log")
     return res.out.strip()
@@ -29,6 +31,7 @@ def resolve_with_tree(repo: Repo, rev: str | None) -> tuple[str, str] | None:
     lines = res.out.split("\n")
     if len(lines) < 2 or not lines[0].endswith(" commit") or not lines[1].endswith(" tree"):
         if rev is None:
+            integrity.unborn(repo.root)
             return None
         raise MemfsError(f"no commit {name} in this memory; see git memory log")
     return lines[0].split()[0], lines[1].split()[0]

@@ -16,7 +16,7 @@ import re
 import threading
 from typing import Iterable, NamedTuple
 
-from gitmemfs.core import git, memfile, rules
+from gitmemfs.core import git, integrity, memfile, rules
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import Entry, FrontmatterError
 
@@ -91,7 +91,9 @@ def parse_batch(raw: bytes, specs: list[str]) -> dict[str, bytes | None]:
             size = int(header[2])
             found[spec] = raw[pos:pos + size]
             pos += size + 1
-        else:  # "<spec> missing"
+        else:  # "<spec> missing": for an object id a commit named, damage
+            if integrity.is_oid(spec):
+                raise integrity.missing_object(spec, "blob")
             found[spec] = None
     return found
 
@@ -103,11 +105,14 @@ def load(root: str, rev: str = "HEAD") -> Snapshot:
     res = git.run(["rev-parse", "-q", "--verify", rev + "^{commit}"], cwd=root, check=False)
     if res.code != 0:
         if rev == "HEAD":
+            integrity.unborn(root)  # new, or damaged (exit 4)
             return Snapshot(root, None, [])
         raise MemfsError(f"unknown revision {rev!r}; give a commit such as HEAD, HEAD~3 or a commit id "
                          "(git log lists them)")
     sha = res.out.strip()
-    listing = git.run(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root, spool=True)
+    listing = git.run(["ls-tree", "-r", "-z", "--full-tree", sha], cwd=root, spool=True, check=False)
+    if listing.code != 0:  # the commit is there, a tree under it is not
+        raise integrity.missing_object(sha, "a tree of commit")
     return Snapshot(root, sha, parse_ls_tree(listing.raw))
 
 

@@ -14,11 +14,11 @@ from __future__ import annotations
 import errno
 import os
 
-from gitmemfs.core import approval, constraints, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
+from gitmemfs.core import approval, constraints, durable, git, hookless, layoutmoves, memfile, nofollow, oserrors, rules
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import BusyError, MemfsError, NeedsPerson
 from gitmemfs.core.git import GitError
-from gitmemfs.core.repo import JOURNAL, Repo
+from gitmemfs.core.repo import CHECKOUT_JOURNAL, JOURNAL, Repo
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -238,6 +238,7 @@ class WriteSession:
         head = self.head
         try:
             _write_journal(self.repo, head, changes, olds)
+            self.repo.journaled = True
         except OSError as exc:  # e.g. ENOSPC before anything was touched
             _clear_journal(self.repo)
             raise _os_refusal(self.tool, exc, self.repo.root) from None
@@ -246,7 +247,7 @@ class WriteSession:
             for ch in changes:
                 try:
                     if ch.content is None:
-                        _remove(self.repo.root, self.abspath(ch.path), prune=self.prune)
+                        _remove(self.repo, self.abspath(ch.path), prune=self.prune)
                     else:
                         created_dirs += _write_atomic(self.repo, self.abspath(ch.path), ch.content,
                                                       file_mode=self.file_mode, dir_mode=self.dir_mode)
@@ -411,10 +412,14 @@ def status(repo: Repo, scope: Sequence[str] | None = None, *,
     """(HEAD sha or None if unborn, branch or None if detached, dirty paths) in one git call;
     with `scope`, dirty paths only under those pathspecs. `started`: that call (no
     scope) already running."""
-    if started is not None and scope is None:
-        res = started.result(check=True)
-    else:
-        res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
+    try:
+        if started is not None and scope is None:
+            res = started.result(check=True)
+        else:
+            res = repo.git(*git.STATUS, *(["--", *literal(scope)] if scope is not None else []))
+    except GitError:
+        _damaged(repo)  # a damaged memory says so (exit 4), not "git status failed"
+        raise
     head: str | None = None
     branch: str | None = None
     dirty: list[str] = []
@@ -437,6 +442,14 @@ def status(repo: Repo, scope: Sequence[str] | None = None, *,
         elif item[:2] == "? ":
             dirty.append(item[2:])
     return head, branch, dirty
+
+
+def _damaged(repo: Repo) -> None:
+    """Raise core/integrity.py's error when HEAD names a missing or broken commit."""
+    from gitmemfs.core import integrity
+
+    if repo.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False).code != 0:
+        integrity.unborn(repo.root)
 
 
 def encoding_issues(root: str, paths: Sequence[str]) -> list[str]:
@@ -494,11 +507,12 @@ def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
                     fh.flush()
-                    if durable(repo):
-                        os.fsync(fh.fileno())
                     if os.fstat(fh.fileno()).st_mode & 0o7777 != mode:
                         os.fchmod(fh.fileno(), mode)
+                    if repo.durable:  # the bytes on disk before the name that shows them
+                        os.fsync(fh.fileno())
                 os.replace(tmp, name, src_dir_fd=where, dst_dir_fd=dir_fd)
+                _sync_folders(repo, dir_fd, created)
                 return created
             except OSError as exc:
                 try:
@@ -512,14 +526,14 @@ def _write_atomic(repo: Repo, target: str, data: bytes, *, file_mode: int | None
         os.close(dir_fd)
 
 
-def durable(repo: Repo) -> bool:
-    """fsync our writes only when git fsyncs the objects of a commit (core.fsync with
-    `loose-object`, `objects`, `committed` or `all`; core.fsyncObjectFiles): by default
-    git does not, and an edit is then as durable as the `git commit` it replaces. A
-    killed writer needs no fsync: the journal (in the page cache) undoes its half."""
-    setting = (repo.cfg("core.fsync") or "").replace(" ", "").lower().split(",")
-    wanted = {"loose-object", "objects", "committed", "all"}
-    return bool(wanted & set(setting)) or repo.cfg_bool("core.fsyncObjectFiles")
+def _sync_folders(repo: Repo, dir_fd: int, created: Sequence[str]) -> None:
+    """The new name durable before the commit that records it (memory.durable): the
+    folder's fsync, and each folder this write created in its parent's."""
+    if not repo.durable:
+        return
+    os.fsync(dir_fd)
+    for folder in created:
+        durable.fsync_path(os.path.dirname(folder), folder=True)
 
 
 def _temp_file(folder: str, mode: int = 0o600, *, dir_fd: int | None = None) -> tuple[int, str]:
@@ -535,10 +549,16 @@ def _temp_file(folder: str, mode: int = 0o600, *, dir_fd: int | None = None) -> 
     raise FileExistsError(f"no free temporary name in {folder or 'the target folder'}")
 
 
-def _remove(root: str, target: str, *, prune: bool = True) -> None:
+def _remove(repo: Repo, target: str, *, prune: bool = True) -> None:
+    root = repo.root
     nofollow.unlink(root, target)
     if prune:
         _prune_empty(root, os.path.dirname(target))
+    if repo.durable:  # the deepest folder still there holds the removal
+        folder = os.path.dirname(target)
+        while not os.path.isdir(folder) and folder.startswith(root + os.sep):
+            folder = os.path.dirname(folder)
+        durable.fsync_path(folder, folder=True)
 
 
 def _prune_empty(root: str, folder: str) -> None:
@@ -646,9 +666,11 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
     with open(tmp, "wb") as fh:  # bytes: a text file would load the ascii codec (~0.3 ms)
         fh.write(record.encode())
         fh.flush()
-        if durable(repo):
+        if repo.durable:
             os.fsync(fh.fileno())
     os.replace(tmp, _journal_path(repo))
+    if repo.durable:  # on disk before the first work-tree file it can undo
+        durable.fsync_path(repo.git_dir, folder=True)
 
 
 def _clear_journal(repo: Repo) -> None:
@@ -690,7 +712,7 @@ def _stale_lock_candidates(repo: Repo) -> list[str]:
     return found
 
 
-def _drop_stale_index_lock(repo: Repo) -> None:
+def _drop_stale_index_lock(repo: Repo, since_of: str | None = None) -> None:
     """Remove the git locks (index.lock, HEAD.lock, refs/heads/*.lock, packed-refs.lock)
     left by the dead writer's own `git add` / `git commit`.
 
@@ -700,7 +722,7 @@ def _drop_stale_index_lock(repo: Repo) -> None:
     left alone (the commit then reports it as busy, exit 3).
     """
     try:
-        since = os.stat(_journal_path(repo)).st_mtime
+        since = os.stat(since_of or _journal_path(repo)).st_mtime
     except FileNotFoundError:
         return
     for lock in _stale_lock_candidates(repo):
@@ -724,6 +746,34 @@ def _reset_paths(repo: Repo, paths: Sequence[str], wait: float = 5.0) -> bool:
         time.sleep(0.05)
 
 
+def _recover_checkout(repo: Repo) -> bool:
+    """A checkout (a dream's merge, sync's replay) cut off while its files were being
+    fsynced: the paths it wrote, put back as HEAD has them, whichever commit HEAD is (the
+    writer held the lock on a clean tree, so nothing else changed them)."""
+    journal = os.path.join(repo.git_dir, CHECKOUT_JOURNAL)
+    try:
+        with open(journal, "rb") as fh:
+            raw = fh.read()
+    except FileNotFoundError:
+        return False
+    lines = raw.split(b"\n", 2)
+    paths = [p.decode("utf-8", "surrogateescape") for p in (lines[2] if len(lines) == 3 else b"").split(b"\0") if p]
+    _drop_stale_index_lock(repo, since_of=journal)
+    if paths and repo.head():
+        # (ls-tree takes plain paths, not pathspec magic)
+        present = repo.git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths).out.split("\0")
+        kept = [p for p in present if p]
+        gone = [p for p in paths if p not in set(kept)]
+        if kept:
+            repo.git("checkout", "HEAD", "--", *literal(kept))
+        if gone:
+            repo.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *literal(gone))
+            for rel in gone:
+                _remove(repo, os.path.join(repo.root, *rel.split("/")))
+    os.unlink(journal)
+    return True
+
+
 def recover(repo: Repo) -> bool:
     """Undo the uncommitted half of a writer that died mid-edit (lock must be held).
 
@@ -731,16 +781,17 @@ def recover(repo: Repo) -> bool:
     content) are touched; anything else was changed by someone else and is left for
     the clean check to report.
     """
+    checkout = _recover_checkout(repo)
     try:
         with open(_journal_path(repo), encoding="utf-8") as fh:
             import json  # only after a crash: every edit comes here first
 
             record = json.load(fh)
     except FileNotFoundError:
-        return False
+        return checkout
     except (OSError, ValueError):
         _clear_journal(repo)
-        return False
+        return checkout
     _drop_stale_index_lock(repo)
     if repo.head() != record.get("head"):
         # Its commit was made, but git's index may lag: `git commit` killed between

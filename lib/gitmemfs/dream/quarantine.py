@@ -29,7 +29,7 @@ import re
 import shutil
 from typing import Iterable
 
-from gitmemfs.core import git
+from gitmemfs.core import durable, git
 from gitmemfs.core.repo import Repo
 
 # The quarantine's own commit-graph or multi-pack-index could lie about history;
@@ -102,6 +102,8 @@ def bring_in(repo: Repo, quarantine: str, tips: Iterable[str | None], holds: Ite
         if walk.code != 0 or not name:
             raise Tampered("the agent's commits are incomplete: " + _why(walk))
         _install(repo.common_dir, stage, name)
+        if repo.durable:  # imported before the merge takes the writer lock: on disk before the ref
+            durable.sync_pack(repo.common_dir, name)
     finally:
         shutil.rmtree(stage, ignore_errors=True)
     return len(missing)

@@ -328,6 +328,8 @@ def install(repo: Repo | Place | str, *, force: bool = False, names: tuple[str, 
             details={"foreign": [os.path.join(folder, n) for n in foreign],
                      "reason": f"{', '.join(foreign)} already exists and is not ours"})
     os.makedirs(folder, exist_ok=True)
+    if where.bare:
+        _durable_server(where)
     done = Installed(folder)
     for name, path, kind in plan:
         if kind == "portable":  # e.g. core.hooksPath pointing at a checkout's githooks/
@@ -342,6 +344,19 @@ def install(repo: Repo | Place | str, *, force: bool = False, names: tuple[str, 
         _write_executable(path, text)
         done.written.append(name)
     return done
+
+
+def _durable_server(where: Place) -> None:
+    """A push the server acknowledged is on its disk: git's own core.fsync (objects
+    before refs) in the bare repository, as `git memory init` sets it in a memory
+    (core/durable.py; memory.durable false there leaves it alone)."""
+    from gitmemfs.core import durable
+    from gitmemfs.core.repo import read_config
+
+    def run(*args: str) -> object:
+        return git.run(list(args), cwd=where.common_dir)
+
+    durable.configure(run, read_config(where.common_dir))
 
 
 def _move_aside(path: str) -> str:

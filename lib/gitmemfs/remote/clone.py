@@ -17,7 +17,7 @@ import shutil
 import time
 from typing import Mapping
 
-from gitmemfs.core import git, oserrors, writer
+from gitmemfs.core import durable, git, oserrors, writer
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import redact
@@ -142,6 +142,7 @@ def _adopt_clone(dest: str, creds: authmod.Auth, auth_scheme: str | None,
         settings["memory.layout"] = layout
     for key, value in settings.items():
         repo.git("config", "--local", key, value)
+    durable.configure(repo.git, repo.config)  # core.fsync: plain git there is durable too
     chose = _check_out(repo, branch, url)
     repo.reload_config()
     note = chose + hooks.install_for_init(repo)
