@@ -126,6 +126,20 @@ def fsync_path(path: str, *, folder: bool = False) -> None:
         os.close(fd)
 
 
+def sync_folder(folder: str, window_ns: int = 60_000_000_000) -> None:
+    """fsync a folder after the files in it that changed in the last `window_ns`: a
+    folder's fsync makes every name in it durable, and a name must never be durable
+    before its bytes (git rewrites HEAD without an fsync; it would come back empty)."""
+    since = now_ns() - window_ns
+    for entry in os.scandir(folder):
+        try:
+            if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_ctime_ns >= since:
+                fsync_path(entry.path)
+        except FileNotFoundError:
+            continue
+    fsync_path(folder, folder=True)
+
+
 def sync_pack(common_dir: str, name: str) -> None:
     """A pack moved into the object store outside a writer's lock: its files, then the
     folder that names them."""

@@ -210,7 +210,7 @@ class Repo:
             fh.write(f"{start}\n{end}\n".encode() + listed.raw)
             fh.flush()
             os.fsync(fh.fileno())
-        durable.fsync_path(self.git_dir, folder=True)
+        durable.sync_folder(self.git_dir)
 
     def settle(self, since_ns: int) -> None:
         """fsync what git and the writer changed since `since_ns` (memory.durable)."""

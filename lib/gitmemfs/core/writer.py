@@ -670,7 +670,7 @@ def _write_journal(repo: Repo, head: str | None, changes: Sequence[Change],
             os.fsync(fh.fileno())
     os.replace(tmp, _journal_path(repo))
     if repo.durable:  # on disk before the first work-tree file it can undo
-        durable.fsync_path(repo.git_dir, folder=True)
+        durable.sync_folder(repo.git_dir)
 
 
 def _clear_journal(repo: Repo) -> None:
