@@ -77,6 +77,17 @@ def git(*args: str, cwd: Path | str, check: bool = True, input: str | None = Non
     return proc
 
 
+def gated_server(repo: Path, server: Path) -> Path:
+    """A bare repository at `server` holding `repo`'s main as origin, with the server gate
+    installed (`git memory hooks install` in it), as docs/hooks-and-ci.md makes one."""
+    git("init", "-q", "--bare", str(server), cwd=server.parent)
+    git("remote", "add", "origin", str(server), cwd=repo)
+    git("push", "-q", "origin", "main", cwd=repo)
+    proc = subprocess.run(["git", "memory", "hooks", "install"], cwd=server, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return server
+
+
 def run(cmd: str, *args: str, cwd: Path | str, input: str | None = None,
         env: dict[str, str] | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """One of our commands end to end: `git memory …`, `git memory-patch …`, `git dream …`."""

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import git, memfile, memory, snapshot
+from conftest import gated_server, git, memfile, memory, snapshot
 
 DEEP = "/".join(["d"] * 1100) + "/x.md"
 DEEP_PROBLEM = "is 1,101 components deep; memory paths have at most 32"
@@ -56,11 +56,7 @@ def test_the_tool_refuses_a_path_too_deep_or_too_long(repo: Path, path: str, exp
 
 
 def test_the_hook_check_and_the_server_gate_refuse_a_deep_path(repo: Path, tmp_path: Path) -> None:
-    server = tmp_path / "server.git"
-    git("init", "-q", "--bare", str(server), cwd=tmp_path)
-    git("remote", "add", "origin", str(server), cwd=repo)
-    git("push", "-q", "origin", "main", cwd=repo)
-    assert memory("hooks", "install", cwd=server).returncode == 0
+    server = gated_server(repo, tmp_path / "server.git")
     stage(repo, DEEP, memfile("deep", "body\n"))
     proc = git("commit", "-q", "-m", "deep", cwd=repo, check=False)
     assert proc.returncode == 1 and DEEP_PROBLEM in proc.stderr, proc.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from trustkit import allow, keypair
 
-from conftest import git, head, memfile, memory, write
+from conftest import gated_server, git, head, memfile, memory, write
 
 needs_ssh_keygen = pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="needs ssh-keygen (OpenSSH)")
 DELETE_REFUSED = "refs/heads/main: deleting a memory branch is refused"
@@ -145,11 +145,7 @@ def test_a_person_deletes_and_recreates_main_with_a_signed_push(world: dict[str,
 # -- issue 39: a server made as docs/hooks-and-ci.md says takes a person's approval -----------
 
 def test_a_server_that_counts_no_approvals_says_its_configuration_is_the_fix(repo: Path, tmp_path: Path) -> None:
-    srv = tmp_path / "srv.git"
-    git("init", "-q", "--bare", str(srv), cwd=tmp_path)
-    git("remote", "add", "origin", str(srv), cwd=repo)
-    git("push", "-q", "origin", "main", cwd=repo)
-    assert memory("hooks", "install", cwd=srv).returncode == 0
+    srv = gated_server(repo, tmp_path / "srv.git")
     git("config", "memory.checkScope", "all", cwd=srv)
     assert memory("protect", "system/human.md", "-m", "keep it", cwd=repo).returncode == 0
     stderr = refused(repo, "origin", "main", server=srv)
