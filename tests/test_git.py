@@ -179,9 +179,11 @@ def test_blob_reader_reads_many_through_one_process(tmp_path: Path) -> None:
         data = (f"blob {i}\n" * 500).encode()
         oids.append(git.run(["hash-object", "-w", "--stdin"], cwd=tmp_path, input=data).out.strip())
     with git.BlobReader(tmp_path) as reader:
-        found = reader.read_many(oids + ["0" * 40])
-    assert found["0" * 40] is None
-    assert all(found[oid] == (f"blob {i}\n" * 500).encode() for i, oid in enumerate(oids))
+        found = reader.read_many(oids + ["HEAD:absent.md"])
+        assert all(found[oid] == (f"blob {i}\n" * 500).encode() for i, oid in enumerate(oids))
+        assert found["HEAD:absent.md"] is None  # an absent path is no damage
+        with pytest.raises(EnvironmentProblem, match="missing from the object store"):
+            reader.read_many(["0" * 40])  # an object named by id that is not there is
 
 
 def fake_git(folder: Path, body: str) -> None:
