@@ -289,6 +289,12 @@ class WriteSession:
                 raise MemfsError(f"{self.tool}: a symbolic link appeared on the way to {near} during the write; "
                                  "memory paths never go through one, and nothing was changed (remove the link "
                                  "and retry)") from None
+            if isinstance(exc, FileNotFoundError) and getattr(exc, "filename", None):
+                # Another process moved a folder on the way while we wrote (an agent
+                # swapping a folder for a link): put back above, so a refusal, not a crash.
+                near = os.path.relpath(exc.filename, self.repo.root)
+                raise MemfsError(f"{self.tool}: a folder on the way to {near} was moved or removed during the "
+                                 "write; nothing was changed (retry once nothing else moves it)") from None
             blocker = _file_in_the_way(self.repo.root, exc)
             if blocker:
                 raise MemfsError(f"{self.tool}: {blocker} is a file, so nothing can be written under it; "
