@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from typing import Any, Mapping
 
 from gitmemfs.core import detach, git
@@ -126,6 +127,8 @@ def step(repo: Any, payload: Mapping[str, Any], source: str | None) -> str:
     due, n = trigger.bump_steps(repo.common_dir, repo.root, every)
     if not due:
         return ""
+    if source is None:  # Claude Code may write the session file just after Stop: wait a little
+        source = _transcript(payload, wait=2.0)
     if source is None:
         trigger.set_steps(repo.common_dir, repo.root, n)  # nothing to dream over yet: keep the count
         return ""
@@ -135,12 +138,19 @@ def step(repo: Any, payload: Mapping[str, Any], source: str | None) -> str:
     return said
 
 
-def _transcript(payload: Mapping[str, Any]) -> str | None:
+def _transcript(payload: Mapping[str, Any], *, wait: float = 0.0) -> str | None:
+    """The session's transcript as a dream source; with `wait`, poll (bounded) for a
+    file the harness names but has not written yet (only when a dream is due)."""
     path = payload.get("transcript_path")
     if not isinstance(path, str) or not path:
         return None
-    path = os.path.expanduser(path)
-    return f"claude-code:{os.path.abspath(path)}" if os.path.isfile(path) else None
+    path = os.path.abspath(os.path.expanduser(path))
+    deadline = time.monotonic() + wait
+    while not os.path.isfile(path):
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(0.05)
+    return f"claude-code:{path}"
 
 
 def claude_code(event: str, payload: Mapping[str, Any], memory_dir: str | None) -> Answer:
