@@ -427,6 +427,17 @@ def test_show_and_drop_a_kept_run(repo: Path) -> None:
     assert missing.returncode == 1 and "no dream run" in missing.stderr
 
 
+def test_a_pass_that_has_only_made_its_run_folder_is_listed_as_running(repo: Path) -> None:
+    # A pass writes its log before its record; a list in that moment (a script polling for
+    # the outcome) must not read it as a run that ended "not merged".
+    folder = common_dir(repo) / "dream" / "runs" / "20261203165407-ef8b4e4c"
+    folder.mkdir(parents=True)
+    (folder / "log").write_text("starting\n")
+    listed = dream(repo, "list", "--all")
+    assert listed.returncode == 0, listed.stderr
+    assert "running: the dream is still working" in listed.stdout and "merged" not in listed.stdout
+
+
 # -- crash recovery ---------------------------------------------------------------------------------
 
 def test_a_killed_dream_is_recovered_by_the_next_one(repo: Path) -> None:

@@ -59,9 +59,12 @@ def resolve(repo: Repo, dirs: state.Dirs, text: str) -> str:
 
 
 def describe(repo: Repo, dirs: state.Dirs, dream_id: str) -> dict[str, Any]:
-    record = state.load_record(dirs, dream_id) or {"id": dream_id, "status": "unknown"}
     kept = kept_refs(repo).get(dream_id)
     branch = branches(repo).get(dream_id)
+    # A pass makes its run folder (the log) just before its record: no record and no
+    # refs yet is a pass starting, not a run that ended unmerged.
+    record = state.load_record(dirs, dream_id) or {
+        "id": dream_id, "status": "unknown" if kept or branch else "running"}
     work = kept or branch
     base = record.get("base")
     info = {k: record.get(k) for k in ("id", "status", "started_at", "finished_at", "base", "agent", "sandbox",
