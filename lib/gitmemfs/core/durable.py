@@ -131,13 +131,58 @@ def sync_folder(folder: str, window_ns: int = 60_000_000_000) -> None:
     folder's fsync makes every name in it durable, and a name must never be durable
     before its bytes (git rewrites HEAD without an fsync; it would come back empty)."""
     since = now_ns() - window_ns
+    files = []
     for entry in os.scandir(folder):
         try:
             if entry.is_file(follow_symlinks=False) and entry.stat(follow_symlinks=False).st_ctime_ns >= since:
-                fsync_path(entry.path)
+                files.append(entry.path)
         except FileNotFoundError:
             continue
+    fsync_all(files)
     fsync_path(folder, folder=True)
+
+
+def fsync_all(paths: list[str], *, folder: bool = False) -> None:
+    """fsync every path (one gone meanwhile is skipped), all at once: each call still
+    returns only when its data is on disk, but concurrent ones share the filesystem's
+    journal commit (ext4, xfs), where one after the other each waits for its own. The
+    caller orders phases (bytes before the names that name them); within one, no
+    order is needed."""
+    if len(paths) < 2:
+        for path in paths:
+            _fsync_quiet(path, folder)
+        return
+    import threading
+
+    errors: list[OSError] = []
+
+    def work(chunk: list[str]) -> None:
+        try:
+            for path in chunk:
+                _fsync_quiet(path, folder)
+        except OSError as exc:
+            errors.append(exc)
+
+    width = min(len(paths), _FSYNC_THREADS)
+    threads = [threading.Thread(target=work, args=(paths[i::width],), daemon=True) for i in range(1, width)]
+    for thread in threads:
+        thread.start()
+    work(paths[0::width])
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
+
+
+# Enough to put an edit's few flushes (and a merge's folders) in flight together.
+_FSYNC_THREADS = 8
+
+
+def _fsync_quiet(path: str, folder: bool) -> None:
+    try:
+        fsync_path(path, folder=folder)
+    except FileNotFoundError:
+        pass  # removed meanwhile (a temp file): its folder says so
 
 
 def sync_pack(common_dir: str, name: str) -> None:
@@ -207,16 +252,14 @@ class Changed:
         self.folders += order
 
     def sync(self) -> None:
-        for path in self.files:
-            try:
-                fsync_path(path)
-            except FileNotFoundError:
-                continue  # removed meanwhile (a temp file): its folder says so
+        """The files, then the folders deepest first (a folder's names durable before
+        the folder's own name), each level at once."""
+        fsync_all(self.files)
+        levels: dict[int, list[str]] = {}
         for path in self.folders:
-            try:
-                fsync_path(path, folder=True)
-            except FileNotFoundError:
-                continue
+            levels.setdefault(path.count(os.sep), []).append(path)
+        for depth in sorted(levels, reverse=True):
+            fsync_all(levels[depth], folder=True)
 
 
 def settle(root: str, git_dir: str, common_dir: str, since_ns: int, *, tree: bool = True,
