@@ -505,8 +505,9 @@ def test_control_files_are_refused_in_agent_commits(mem: Path, server: Path, nam
     commit_refused(mem)
     base = head(mem)
     git("commit", "-q", "--no-verify", "-m", "control file", cwd=mem)
-    check_flags(mem, f"{base}..HEAD", f"{name}: ")
-    assert f"{name}: " in push_refused(mem, server, "main")
+    shown = visible(name)  # as a person reads it (a ZWNJ as \\u200c)
+    check_flags(mem, f"{base}..HEAD", f"{shown}: ")
+    assert f"{shown}: " in push_refused(mem, server, "main")
 
 
 def test_control_file_message_and_root_gitignore_allowed(mem: Path) -> None:

@@ -121,3 +121,56 @@ def test_a_bidi_override_in_agent_text_is_shown_escaped(repo: Path) -> None:
         assert "\u202e".encode() not in out and "\u2066".encode() not in out, (args, out)
         assert b"\\u202e" in out, (args, out)  # shown, not dropped
     assert trick in memory("show", "notes/bidi.md", cwd=repo).stdout
+
+
+# -- invisible characters: two texts that look alike and differ ----------------------------------
+
+# What is put between "Sar" and "ah", and how a terminal must show it: each invisible
+# character out of the company that would keep it.
+INVISIBLE = {"\u200b": "\\u200b", "\u200c": "\\u200c", "\u200d": "\\u200d", "\u2060": "\\u2060",
+             "\ufeff": "\\ufeff", "\u00ad": "\\u00ad", "\u180e": "\\u180e", "\u3164": "\\u3164",
+             "\U000e0041": "\\U000e0041", "\ufe0f": "\\ufe0f",  # a tag alone, VS16 after a letter
+             "\U0001f469\u200d": "\U0001f469\\u200d",  # a ZWJ between an emoji and a letter
+             "\U0001f3f4\U000e0061\U000e0062\U000e007f": "\U0001f3f4\\U000e0061\\U000e0062\\U000e007f",  # no such flag
+             "\u3164\U000e0068\U000e0069": "\\u3164\\U000e0068\\U000e0069"}  # a filler, tags spelling "hi"
+# Sequences a person expects drawn: an emoji ZWJ sequence with a skin tone, a subdivision
+# flag (tags), a keycap and a red heart (VS16), Persian's ZWNJ, a Devanagari half form (ZWJ).
+DRAWN = ("\U0001f469\U0001f3fd\u200d\U0001f4bb", "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067"
+         "\U000e007f", "1\ufe0f\u20e3", "\u2764\ufe0f", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645",
+         "\u0915\u094d\u200d\u0937")
+
+
+def test_invisible_characters_in_agent_text_are_shown_escaped(repo: Path) -> None:
+    """Two paths, descriptions, bodies and reasons that differ from the plain ones only
+    by an invisible character: on a person's terminal each invisible one is an escape,
+    so the two look different; emoji sequences and scripts that need a joiner are drawn
+    as written; a pipe still gets the bytes as stored."""
+    proc = memory("create", "notes/Sarah.md", "call Sarah's phone\n", "-d", "Sarah's phone", "-m", "plain", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    for char in INVISIBLE:
+        trick = f"Sar{char}ah's phone"
+        proc = memory("create", f"notes/Sar{char}ah.md", f"call {trick}\n", "-d", trick, "-m", f"why {trick}",
+                      cwd=repo)
+        assert proc.returncode == 0, proc.stderr
+    drawn = " ".join(DRAWN)
+    proc = memory("create", "notes/drawn.md", f"{drawn}\n", "-d", f"fine {drawn}", "-m", f"kept {drawn}", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    outputs = {}
+    diff = ("diff", f"HEAD~{len(INVISIBLE) + 1}..HEAD")
+    for args in (("tree",), ("log",), ("compile",), ("search", "phone"), ("show", "notes/Sar\u200bah.md"),
+                 ("view", "notes/Sar\u00adah.md"), diff, ("show", "notes/drawn.md")):
+        code, out = terminal(repo, *args)
+        assert code == 0, (args, out)
+        outputs[" ".join(args).split(".md")[0].replace("notes/", "")] = out
+        for char in INVISIBLE:
+            assert char.encode() not in out.replace(drawn.encode(), b""), (args, INVISIBLE[char], out)
+        assert not {"\u200b", "\ufeff", "\u2060", "\U000e0041"} & set(out.decode()), (args, out)
+    for command in ("tree", "log", "compile", "search phone", " ".join(diff)):
+        missing = [shown for shown in INVISIBLE.values() if f"Sar{shown}ah".encode() not in outputs[command]]
+        assert not missing, (command, missing, outputs[command])
+    for command in ("log", "compile", "show drawn"):
+        assert drawn.encode() in outputs[command], (command, outputs[command])  # drawn as written
+    assert b"call Sar\\u200bah's phone" in outputs["show Sar\u200bah"]
+    assert b"call Sar\\u00adah's phone" in outputs["view Sar\u00adah"]
+    for char in INVISIBLE:
+        assert memory("show", f"notes/Sar{char}ah.md", cwd=repo).stdout.endswith(f"call Sar{char}ah's phone\n")

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conftest import git, memfile, memory
 from fuzzkit import Tally, examples, path_over_bounds, path_strategy, profiles
 from gitmemfs.core import paths, rules
-from gitmemfs.core.visible import BIDI, visible
+from gitmemfs.core.visible import BIDI, CONTEXT, INVISIBLE, visible
 from gitmemfs.view import compile as compiler
 from gitmemfs.view import tree
 
@@ -71,15 +71,21 @@ def test_fuzz_the_renderers_draw_any_depth(depth: int, leaves: list[str]) -> Non
             (depth, leaves, len(lines)))
 
 
+HIDDEN = frozenset(c for c in INVISIBLE if chr(c) not in CONTEXT)  # escaped wherever they stand
+
+
 @pure
 @given(st.text(st.characters(blacklist_categories=("Cs",)), max_size=200))
 @example("a\x1b]0;x\x07b\r\nc\x9b2J\x7f\td\n")
 @example("x\u202ey\u2066z\u200f")
+@example("a\u200b\u00ad\ufeff\U000e0041\u200d\U0001f469\u200d\U0001f4bb\ufe0f")
 def test_fuzz_visible_text_holds_nothing_a_terminal_acts_on(text: str) -> None:
+    """Nothing a terminal acts on, and no invisible character but those whose company
+    keeps them (a joiner, a variation selector, a tag: core/visible.py's rule)."""
     tried("visible")
     shown = visible(text).replace("\r\n", "\n")
     escaped("visible", not any(ord(c) < 0x20 and c not in "\n\t" or 0x7f <= ord(c) < 0xa0 or ord(c) in BIDI
-                               for c in shown),
+                               or ord(c) in HIDDEN for c in shown),
             (text, shown))
 
 
