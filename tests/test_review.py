@@ -209,6 +209,45 @@ def test_script_an_agent_planted_never_runs(mem: Path, browser: Any) -> None:
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp and "default-src 'none'" in csp
 
 
+# Invisible to a person in a browser, as on a terminal; and what a browser must still draw.
+HIDDEN = {"\u200b": "\\u200b", "\u00ad": "\\u00ad", "\u2060": "\\u2060", "\ufeff": "\\ufeff",
+          "\U000e0041": "\\U000e0041", "\u202e": "\\u202e", "\x1b": "\\x1b"}
+DRAWN = "\U0001f469\U0001f3fd\u200d\U0001f4bb \u2764\ufe0f \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
+
+
+def test_invisible_characters_are_shown_in_the_browser(mem: Path, browser: Any) -> None:
+    """Files whose path, description, body and commit subject differ from a plain
+    one's only by an invisible character (or a bidi override, or ESC): every page shows
+    each as its escape, so the two look different, links still open the file, and an
+    emoji sequence or a Persian joiner is drawn as written."""
+    write(mem, "notes/Sarah.md", memfile("Sarah's phone", "call Sarah now\n"))
+    for char in HIDDEN:
+        path = f"notes/Sar{char}ah.md".replace("\x1b", "-")  # the gate refuses ESC in a path
+        write(mem, path, memfile(f"Sar{char}ah's phone", f"call Sar{char}ah now\n"))
+    write(mem, "notes/drawn.md", memfile(f"fine {DRAWN}", f"{DRAWN}\n"))
+    commit_all(mem, "plain and Sar\u200bah's " + DRAWN)
+    sha = head(mem)
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        browser.goto(info["base"] + "/files")
+        listing = browser.inner_text("main")
+        for char, escape in HIDDEN.items():
+            if char != "\x1b":
+                assert f"notes/Sar{escape}ah.md" in listing, (escape, listing)
+            assert char not in listing
+        browser.click("text=notes/Sar\\u200bah.md")  # the link is the file's own path
+        shown = browser.inner_text("main")
+        assert "Sar\\u200bah's phone" in shown and "call Sar\\u200bah now" in shown and "\u200b" not in shown
+        for path in (f"/commit/{sha}", "/history", "/search?q=phone", "/files?path=notes/drawn.md"):
+            browser.goto(info["base"] + path)
+            shown = browser.inner_text("main")
+            assert not [c for c in HIDDEN if c in shown], (path, shown)
+            if path != "/search?q=phone":
+                assert DRAWN in shown, (path, shown)
+            if path.startswith("/commit"):
+                assert all(f"Sar{e}ah's phone" in shown for e in HIDDEN.values()), shown
+
+
 # -- CSRF, DNS rebinding, the token --------------------------------------------------------------
 
 class Attacker(http.server.BaseHTTPRequestHandler):

@@ -42,7 +42,8 @@ class Page:
         self.form_token = auth.derive(token, "review-form")
         self.hosts = hosts
         self.env = Environment(loader=FileSystemLoader(os.path.join(HERE, "templates")),
-                               autoescape=select_autoescape(default=True, default_for_string=True))
+                               autoescape=select_autoescape(default=True, default_for_string=True),
+                               finalize=render.shown)
         self.env.filters.update(markdown=render.markdown, unified=render.unified)
         self.env.globals.update(bars=render.bars, stacked=render.stacked)
 

@@ -4,6 +4,10 @@ Markdown goes through markdown-it-py's CommonMark preset with `html` off: raw HT
 shown as text, never parsed, and links or images whose target is not http(s), mailto
 or a relative path (javascript:, data:, vbscript:, file:) are left as plain text.
 Everything else on the page is Jinja2 with autoescaping; the CSP is the second wall.
+Every value a template prints, HTML made here included, passes `shown` first: control
+characters, bidirectional controls and invisible characters out of their company are
+escapes there as on a terminal (core/visible.py), so two descriptions that differ look
+different. (The escapes are plain text, `\\u200b`: safe inside an attribute too.)
 Charts are SVG built here from numbers, with every label escaped.
 """
 from __future__ import annotations
@@ -15,6 +19,8 @@ from typing import Sequence
 
 from markdown_it import MarkdownIt
 from markupsafe import Markup
+
+from gitmemfs.core.visible import visible
 
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")
 SAFE_SCHEMES = ("http", "https", "mailto")
@@ -28,6 +34,13 @@ def _validate(url: str) -> bool:
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
 _md.validateLink = _validate  # type: ignore[method-assign]
+
+
+def shown(value: object) -> object:
+    """The templates' finalize: text (and Markup, kept Markup) through `visible`."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))
+    return visible(value) if isinstance(value, str) else value
 
 
 def markdown(text: str) -> Markup:
