@@ -3,10 +3,12 @@ under --root, one agent's odd content against the others, token errors, URIs wit
 awkward names, argument checking, the raw stdio pipe, and the install helpers."""
 from __future__ import annotations
 
+import http.client
 import json
 import stat
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -340,6 +342,64 @@ def test_not_json_is_a_parse_error_and_a_refusal_is_quiet(mem: Path) -> None:
     assert by_id[4]["error"]["code"] == -32602 and by_id[5]["error"]["code"] == -32602
     assert stderr == ""  # refusals are answers, not tracebacks
     assert snapshot(mem) == before
+
+
+def post(url: str, body: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
+    """One JSON-RPC message POSTed as any client sends it, the body exactly as given."""
+    request = urllib.request.Request(url, data=body.encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=LIMIT) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, {k.lower(): v for k, v in exc.headers.items()}, exc.read()
+
+
+@pytest.mark.parametrize("tokens", [False, True])
+def test_http_refuses_a_key_given_twice_as_stdio_does(mem: Path, tokens: bool) -> None:
+    """The SDK's parser takes the last of two equal keys: a tools/call whose arguments
+    name two paths (nested) would create the second, and `"method"` twice would run
+    whichever came last. Over HTTP, as on stdio, each is JSON-RPC's -32600 and nothing
+    reaches the tools; the session goes on."""
+    env = {"GIT_MEMORY_MCP_TOKEN": "s3cret-token"} if tokens else None
+    auth = {"Authorization": "Bearer s3cret-token", "Content-Type": "application/json; charset=utf-8"} if tokens else {}
+    with http_server(mem, env=env) as url:
+        def send(body: str, session: str | None = None) -> tuple[int, dict[str, str], bytes]:
+            return post(url, body, {**auth, **({"Mcp-Session-Id": session} if session else {})})
+
+        status, headers, _ = send(INIT)
+        assert status == 200, status
+        session = headers["mcp-session-id"]
+        assert send(INITIALIZED, session)[0] == 202
+        before = snapshot(mem)
+        nested = ('{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "create", "arguments": '
+                  '{"path": "notes/a.md", "path": "notes/b.md", "description": "d", "file_text": "x\\n", '
+                  '"reason": "which path?"}}}')
+        top = '{"jsonrpc": "2.0", "id": 3, "method": "ping", "method": "tools/call", "params": {"name": "view", ' \
+              '"arguments": {"path": "system/contacts.md"}}}'
+        for body, key in ((nested, "path"), (top, "method")):
+            status, headers, answer = send(body, session)
+            assert status == 400 and headers["content-type"] == "application/json", (status, answer)
+            error = json.loads(answer)
+            assert error["jsonrpc"] == "2.0" and error["id"] is None, error
+            assert error["error"] == {"code": -32600, "message": f"Invalid Request: the key {key!r} appears twice"}
+        # The same body in chunks, the second key in the last one: the whole body is judged.
+        where = urllib.parse.urlsplit(url)
+        conn = http.client.HTTPConnection(where.hostname, where.port, timeout=LIMIT)
+        pieces = [nested[:40].encode(), nested[40:90].encode(), nested[90:].encode()]
+        conn.request("POST", where.path, body=iter(pieces), encode_chunked=True, headers={
+            "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+            "Mcp-Session-Id": session, **auth})
+        chunked = conn.getresponse()
+        assert chunked.status == 400 and json.loads(chunked.read())["error"]["code"] == -32600
+        conn.close()
+        assert snapshot(mem) == before and not (mem / "notes" / "b.md").exists()
+        status, _, answer = send('{"jsonrpc": "2.0", "id": 4, "method": "ping"', session)
+        assert status == 400 and json.loads(answer)["error"]["code"] == -32700, answer
+        status, _, answer = send(tool_call(5, "create", {"path": "notes/b.md", "description": "d", "file_text": "x\n",
+                                                         "reason": "one path"}), session)
+        assert status == 200 and b'"isError":false' in answer, answer
+        assert subject(mem) == "one path"
 
 
 # -- install --------------------------------------------------------------------------------

@@ -23,11 +23,19 @@ class JSONInputError(ValueError):
     """Not JSON we accept; the message says why (no position for the limits)."""
 
 
+class DuplicateKey(JSONInputError):
+    """A key given twice in one object, at any depth; `.key` is the key."""
+
+    def __init__(self, key: str):
+        super().__init__(f"the key {key!r} appears twice in one object; give each key once")
+        self.key = key
+
+
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise JSONInputError(f"the key {key!r} appears twice in one object; give each key once")
+            raise DuplicateKey(key)
         out[key] = value
     return out
 
@@ -69,6 +77,19 @@ def depth(value: Any) -> int:
             break
         stack.extend((child, level + 1) for child in children)
     return deepest
+
+
+def unique_keys(text: str | bytes) -> Any:
+    """The value of `text` with only the duplicate-key rule (a protocol message: MCP's
+    wire, stdio and HTTP alike): DuplicateKey, or JSONInputError for text that is not JSON."""
+    try:
+        return json.loads(text, object_pairs_hook=_pairs)
+    except JSONInputError:
+        raise
+    except RecursionError:
+        raise JSONInputError("it nests objects and arrays too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, bytes that are not UTF-8
+        raise JSONInputError(str(exc)) from None
 
 
 def loads(text: str | bytes) -> Any:

@@ -4,7 +4,8 @@
   (`echo REQUEST | git memory mcp`, a client that exits early): end of input waits
   until every request read has been answered (or cancelled by the client).
 - A line that is not JSON is answered with JSON-RPC's -32700 parse error, and a
-  message with a repeated key with -32600 (which value counts would be a guess).
+  message with a repeated key with -32600 (which value counts would be a guess):
+  web/jsonbody.py's rule, which HTTP's gate applies too.
 - The wire is the process's own: fd 0 reads /dev/null and fd 1 writes to stderr while
   serving, so a git hook's output never lands in the protocol stream.
 
@@ -20,23 +21,12 @@ from typing import Any, AsyncIterator
 
 import anyio
 
+from gitmemfs.web import jsonbody
+
 DRAIN_LIMIT = 600.0  # seconds end of input waits for answers (a write can queue behind the lock)
 # The SDK writes `{"jsonrpc":"2.0","id":ID,"result"|"error":...}`: the id of an answer,
 # read without parsing a large result (a compiled memory is ~100 KB).
 ANSWER = re.compile(r'\{"jsonrpc":"2\.0","id":("(?:[^"\\]|\\.)*"|-?\d+),"(?:result|error)":')
-
-
-class Duplicate(ValueError):
-    pass
-
-
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise Duplicate(key)
-        out[key] = value
-    return out
 
 
 def _key(value: Any) -> str:
@@ -75,13 +65,9 @@ class StdioPipe:
         async for line in self.stdin:
             if not line.strip():
                 continue
-            try:
-                message = json.loads(line, object_pairs_hook=_no_duplicates)
-            except Duplicate as exc:
-                await self.send_error(None, -32600, f"Invalid Request: the key {exc.args[0]!r} appears twice")
-                continue
-            except ValueError as exc:
-                await self.send_error(None, -32700, f"Parse error: not JSON ({exc})")
+            message, error = jsonbody.read(line)
+            if error is not None:
+                await self.send_error(None, error["code"], error["message"])
                 continue
             if isinstance(message, dict) and isinstance(message.get("method"), str):
                 if "id" in message:

@@ -10,6 +10,10 @@ With `cookie`, a browser logs in once as Jupyter's pages do: `?token=<token>` on
 GET answers 303 to the same path without it and sets the cookie (HttpOnly,
 SameSite=Strict, so no other site's page sends it), and the token leaves the address
 bar and the history.
+
+Last, a request with a JSON body reaches the app only if the body is JSON with no key
+given twice (web/jsonbody.py; else 400 with a JSON-RPC error): one check for every
+server behind the gate.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import json
 from typing import Any, Mapping
 from urllib.parse import parse_qsl, urlencode
 
+from gitmemfs.web import jsonbody
 from gitmemfs.web.auth import TokenTable, match
 from gitmemfs.web.hosts import HostPolicy
 
@@ -64,7 +69,7 @@ class Gate:
             await self.refuse(send, 404, "not_found", "this server does not use OAuth; " + self.advice)
             return
         if not self.tokens:
-            await self.app(scope, receive, send)
+            await self._forward(scope, receive, send)
             return
         if self.cookie and scope.get("method") == "GET" and await self._login(scope, send):
             return
@@ -75,7 +80,13 @@ class Gate:
             return
         scope = dict(scope)
         scope[GRANT_KEY] = grant
-        await self.app(scope, receive, send)
+        await self._forward(scope, receive, send)
+
+    async def _forward(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """To the app, a JSON body only once it is read strictly (web/jsonbody.py)."""
+        receive = await jsonbody.checked(scope, receive, send)
+        if receive is not None:
+            await self.app(scope, receive, send)
 
     def _grant(self, scope: dict[str, Any]) -> frozenset[str] | None | bool:
         given = header(scope, b"authorization") or ""
