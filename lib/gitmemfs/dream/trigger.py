@@ -147,26 +147,44 @@ def every_of(cfg: Mapping[str, str]) -> int:
 
 
 def bump_steps(common_dir: str, root: str, every: int) -> tuple[bool, int]:
-    """Count one step; (due, steps counted). Due resets the count: the caller launches.
-    Under the counter's own lock (never the writer's: a hook must not wait for an edit)."""
-    from gitmemfs.core.repo import FileLock
-
-    path = os.path.join(common_dir, STEPS_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with FileLock(path + ".lock", root, timeout=2):
+    """Count one step; (due, steps counted). Due takes the count (it is reset): the
+    caller launches, or hands the steps back with `give_back_steps`. Under the
+    counter's own lock (never the writer's: a hook must not wait for an edit)."""
+    with _steps_lock(common_dir, root) as path:
         n = read_steps(common_dir) + 1
         due_now = n >= every
         _write_steps(path, 0 if due_now else n)
     return due_now, n
 
 
-def set_steps(common_dir: str, root: str, n: int) -> None:
-    from gitmemfs.core.repo import FileLock
+def give_back_steps(common_dir: str, root: str, n: int) -> None:
+    """Return `n` steps a due `bump_steps` took and no dream consumed: added to what
+    other hooks counted meanwhile (writing `n` back would lose their steps)."""
+    with _steps_lock(common_dir, root) as path:
+        _write_steps(path, read_steps(common_dir) + n)
 
-    path = os.path.join(common_dir, STEPS_FILE)
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with FileLock(path + ".lock", root, timeout=2):
+
+def set_steps(common_dir: str, root: str, n: int) -> None:
+    with _steps_lock(common_dir, root) as path:
         _write_steps(path, n)
+
+
+class _steps_lock:
+    """The counter's lock, held for one read-modify-write; gives the counter's path."""
+
+    def __init__(self, common_dir: str, root: str):
+        from gitmemfs.core.repo import FileLock
+
+        self.path = os.path.join(common_dir, STEPS_FILE)
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.lock = FileLock(self.path + ".lock", root, timeout=2)
+
+    def __enter__(self) -> str:
+        self.lock.__enter__()
+        return self.path
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.__exit__(*exc)
 
 
 def read_steps(common_dir: str) -> int:

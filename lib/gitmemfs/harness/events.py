@@ -130,11 +130,11 @@ def step(repo: Any, payload: Mapping[str, Any], source: str | None) -> str:
     if source is None:  # Claude Code may write the session file just after Stop: wait a little
         source = _transcript(payload, wait=2.0)
     if source is None:
-        trigger.set_steps(repo.common_dir, repo.root, n)  # nothing to dream over yet: keep the count
+        trigger.give_back_steps(repo.common_dir, repo.root, n)  # nothing to dream over yet: keep the count
         return ""
     started, said = start_dream(repo, source, _session(payload), "step")
     if not started:
-        trigger.set_steps(repo.common_dir, repo.root, n)  # the next step tries again
+        trigger.give_back_steps(repo.common_dir, repo.root, n)  # the next step tries again
     return said
 
 
