@@ -1,4 +1,7 @@
-"""The step counter, which concurrent Stop hooks never lose a step of."""
+"""The step trigger's two quick parts: dream.trigger and dream.every read from git's
+files without starting git (`trigger.from_files`, held here to `trigger.resolve`,
+which asks git), and the step counter, which concurrent Stop hooks never lose a
+step of."""
 from __future__ import annotations
 
 import json
@@ -6,9 +9,83 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import git
 from dreamkit import common_dir
 from gitmemfs.dream import trigger
+
+
+def _git_answer(root: Path, project: Path | None) -> dict[str, str]:
+    return {k: v for k, (v, _) in trigger.resolve(str(root), str(project) if project else None).items()}
+
+
+# (global, project, memory): the dream.* lines of each file; None for no project repository.
+CASES = [
+    ([], [], []),
+    (["trigger = steps"], [], []),
+    (["trigger = steps", "every = 7"], ["every = 3"], []),
+    (["trigger = steps"], ["trigger = compaction"], ["trigger = commits", "every = 2"]),
+    (["trigger = step-count, compaction-event"], ["trigger = nonsense"], []),  # invalid keeps the one below
+    (["trigger = steps"], [], ["trigger = nonsense", "every = ten"]),  # a bad every is kept, refused at use
+    (["every = 4", "every = 5"], ["trigger  =   steps   # a comment"], ["every"]),  # a bare key
+    (["trigger = off"], ["trigger = steps", "trigger = junk"], ["every = 0"]),
+    ([], None, ["trigger = compaction", "every = 25"]),
+]
+
+
+def _section(lines: list[str]) -> str:
+    return "[dream]\n" + "".join(f"\t{line}\n" for line in lines) if lines else ""
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_settings_read_from_the_files_are_what_git_resolves(repo: Path, tmp_path: Path, hermetic: Path,
+                                                            case: int) -> None:
+    global_lines, project_lines, memory_lines = CASES[case]
+    with open(hermetic / ".gitconfig", "a") as fh:
+        fh.write(_section(global_lines))
+    with open(repo / ".git" / "config", "a") as fh:
+        fh.write(_section(memory_lines))
+    project = tmp_path / "project"
+    project.mkdir()
+    if project_lines is not None:
+        git("init", "-q", str(project), cwd=tmp_path)
+        with open(project / ".git" / "config", "a") as fh:
+            fh.write(_section(project_lines))
+    inner = project / "src" / "deep"
+    inner.mkdir(parents=True)
+    for where in (None, project, inner, repo, repo / "system"):
+        fast = trigger.from_files(str(repo), str(where) if where else None)
+        assert fast is not None, f"the plain case is read from the files ({where})"
+        assert fast == _git_answer(repo, where), where
+        assert trigger.settings(str(repo), str(where) if where else None) == fast
+
+
+def test_what_the_files_cannot_settle_is_asked_of_git(repo: Path, tmp_path: Path, hermetic: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "project"
+    git("init", "-q", str(project), cwd=tmp_path)
+    extra = tmp_path / "extra.cfg"
+    extra.write_text("[dream]\n\tevery = 9\n")
+    # An include in the project's file: git's --file read ignores it, the file reader is not sure.
+    with open(project / ".git" / "config", "a") as fh:
+        fh.write(f"[include]\n\tpath = {extra}\n[dream]\n\ttrigger = compaction\n")
+    assert trigger.from_files(str(repo), str(project)) is None
+    assert trigger.settings(str(repo), str(project)) == _git_answer(repo, project) == {"dream.trigger": "compaction"}
+    # A quoted value in the memory's own config.
+    git("config", "dream.trigger", "steps # not a comment", cwd=repo)
+    with open(repo / ".git" / "config") as fh:
+        assert '"' in fh.read()
+    assert trigger.from_files(str(repo)) is None
+    assert trigger.settings(str(repo)) == _git_answer(repo, None)
+    git("config", "dream.trigger", "steps", cwd=repo)
+    # `git -c` style settings of the calling process: git is run scrubbed of them, so the
+    # files alone give its answer.
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "dream.trigger")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "off")
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", "'dream.every'='3'")
+    assert trigger.from_files(str(repo)) == _git_answer(repo, None) == {"dream.trigger": "steps"}
 
 
 def test_concurrent_stop_hooks_lose_no_step(repo: Path, tmp_path: Path) -> None:

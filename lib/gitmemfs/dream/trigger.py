@@ -27,10 +27,13 @@ import os
 import re
 import sys
 import time
-from typing import Any, Callable, Mapping, Sequence
 
 from gitmemfs.core import detach, git
 from gitmemfs.core.errors import UsageError
+
+TYPE_CHECKING = False  # `typing` costs ~3 ms of every harness hook
+if TYPE_CHECKING:
+    from typing import Any, Callable, Mapping, Sequence
 
 DEFAULT_EVERY = 25
 BACKOFF_BASE = 300.0
@@ -59,8 +62,72 @@ STEPS_FILE = os.path.join("dream", "steps")  # in the git common dir: "N\n", ste
 
 
 def settings(root: str, project: str | None = None) -> dict[str, str]:
-    """{key: value} of dream.trigger and dream.every as `resolve` finds them."""
-    return {k: v for k, (v, _) in resolve(root, project).items()}
+    """{key: value} of dream.trigger and dream.every as `resolve` finds them: read from
+    git's files when core/gitfiles is sure of them (`from_files`), else asked of git."""
+    found = from_files(root, project)
+    return found if found is not None else {k: v for k, (v, _) in resolve(root, project).items()}
+
+
+def from_files(root: str, project: str | None = None) -> dict[str, str] | None:
+    """`settings` without a git process (a hook runs on every turn: each `git config`
+    or `rev-parse` is ~2-4 ms of it), or None when core/gitfiles/gitconfig.py and
+    discovery.py are not sure. The layers are `resolve`'s: system and global files
+    (every file gitconfig.read reads before the memory's own), the project's
+    `.git/config`, the memory's `.git/config`; the environment scrubbed as `_git`
+    runs git. Where the project's repository only git can find (a linked work tree,
+    no repository at all), git finds it. tests/test_harness_steps.py holds this to
+    `resolve`."""
+    from gitmemfs.core.gitfiles import discovery, gitconfig
+
+    env = git.environment(scrub=True)
+    here = discovery.find(root, git.REPO_ENV, env)
+    if here is None or here[0] != os.path.realpath(root):
+        return None
+    merged = gitconfig.read(here[1], env)
+    own = _one_file(os.path.join(here[1], "config"))
+    if merged is None or own is None or not discovery.settled(merged):
+        return None
+    layers: list[dict[str, list[str | None]]] = [{}, {}, own]
+    for key in KEYS:
+        values, mine = merged.get(key, []), own.get(key, [])
+        if values[len(values) - len(mine):] != mine:
+            return None  # not the memory's file last: not the plain case
+        layers[0][key] = values[:len(values) - len(mine)]
+    if project:
+        there = discovery.find(project, git.REPO_ENV, env)
+        if there is not None:
+            config = None if there[0] == here[0] else os.path.join(there[1], "config")
+        else:
+            config = _project_config(root, project)
+        if config:
+            theirs = _one_file(config)
+            if theirs is None:
+                return None
+            layers[1] = theirs
+    out: dict[str, str] = {}
+    for layer in layers:
+        for key in KEYS:
+            for value in layer.get(key, ()):
+                value = (value or "").strip()
+                if _VALID[key](value) is not None:  # as in `resolve`
+                    out[key] = value
+    return out
+
+
+def _one_file(path: str) -> dict[str, list[str | None]] | None:
+    """One config file's settings as core/gitfiles/gitconfig.py reads them ({} when it
+    does not exist), None when it is not sure."""
+    from gitmemfs.core.gitfiles import gitconfig
+
+    found: dict[str, list[str | None]] = {}
+    try:
+        with open(path, "rb") as fh:
+            gitconfig.parse(fh.read(), found)
+    except FileNotFoundError:
+        return {}
+    except (OSError, gitconfig.Unsure):
+        return None
+    return found
 
 
 def parse_every(value: str | None) -> int | None:

@@ -18,11 +18,14 @@ import json
 import os
 import sys
 import time
-from typing import Any, Mapping
 
 from gitmemfs.core import detach, git
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.dream import trigger
+
+TYPE_CHECKING = False  # `typing` costs ~3 ms of every hook
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 SAID_FILE = os.path.join("dream", "said")
 SAID_KEEP = 200  # lines kept: one per (session, reason)
