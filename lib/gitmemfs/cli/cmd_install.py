@@ -2,17 +2,22 @@
 entry point the installed hooks run."""
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from typing import Any
 
 from gitmemfs.cli.common import Report
+
+TYPE_CHECKING = False  # a hook line is read without argparse (cli/fastargs.py): nor is it imported
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 HARNESSES = ("claude-code", "codex")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
+    import argparse
+
     for verb, text in (("install", "wire the memory into Claude Code's or Codex's own loop"),
                        ("uninstall", "take out what install wrote (files back as they were)")):
         p = sub.add_parser(

@@ -66,12 +66,12 @@ class Args:
         def __getattr__(self, name: str) -> Any: ...
 
 
-def parse(argv: Sequence[str], handlers: Callable[[str], Any]) -> Args | None:
-    """The namespace argparse would build for `argv`, or None to let argparse read it.
-    `handlers(name)` gives the cmd_edit function a command runs."""
+def _global_options(argv: Sequence[str]) -> tuple[dict[str, Any], int] | None:
+    """The global options before the command, as argparse sets them, and where the
+    command is; None for anything but the plain forms."""
     found: dict[str, Any] = {"memory_dir": None, "json": False, "quiet": False}
     i = 0
-    while i < len(argv) and argv[i].startswith("-"):  # global options before the command
+    while i < len(argv) and argv[i].startswith("-"):
         arg = argv[i]
         if arg in GLOBAL_FLAGS:
             found[GLOBAL_FLAGS[arg]] = True
@@ -81,6 +81,31 @@ def parse(argv: Sequence[str], handlers: Callable[[str], Any]) -> Args | None:
             i += 2
         else:
             return None
+    return found, i
+
+
+def parse_hook(argv: Sequence[str], handler: Callable[[], Any]) -> Args | None:
+    """`hook claude-code EVENT` after the global options, the line Claude Code runs on
+    every event (harness/claude_code.py writes it; argparse and its imports were a
+    fifth of a Stop hook), as argparse reads it; None for any other line.
+    `handler()` gives cmd_install's do_hook."""
+    head = _global_options(argv)
+    if head is None:
+        return None
+    found, i = head
+    rest = argv[i:]
+    if len(rest) != 3 or rest[:2] != ["hook", "claude-code"] or not _plain(rest[2]):
+        return None
+    return Args(**found, command="hook", harness="claude-code", event=rest[2], rest=[], func=handler())
+
+
+def parse(argv: Sequence[str], handlers: Callable[[str], Any]) -> Args | None:
+    """The namespace argparse would build for `argv`, or None to let argparse read it.
+    `handlers(name)` gives the cmd_edit function a command runs."""
+    head = _global_options(argv)
+    if head is None:
+        return None
+    found, i = head
     if i >= len(argv) or argv[i] not in SHAPES:
         return None
     command = argv[i]

@@ -120,11 +120,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     return boundary(list(sys.argv[1:] if argv is None else argv), _main)
 
 
-_EDIT_LINE: list[bool] = []  # set when cli/fastargs.py read the line: an edit, done once it has answered
+_EDIT_LINE: list[bool] = []  # set when cli/fastargs.py read the line: an edit or a hook, done once it answered
 
 
 def run() -> None:
-    """The console script: main(), then exit. After an edit read by cli/fastargs.py it
+    """The console script: main(), then exit. After a line read by cli/fastargs.py it
     leaves at once (`os._exit`, output flushed): no thread, log or atexit work is
     pending there, and Python's tear-down of ~40 modules costs ~2 ms of every edit."""
     code = main()
@@ -147,8 +147,9 @@ def _main(argv: Sequence[str]) -> int:
         check_utf8_argv(argv)
 
     args: argparse.Namespace | fastargs.Args | None
-    args = fastargs.parse(argv, lambda name: getattr(module("cmd_edit"), name))
-    parser: Parser | None = None  # None: an edit's usual line, read without argparse (cli/fastargs.py)
+    args = fastargs.parse(argv, lambda name: getattr(module("cmd_edit"), name)) or \
+        fastargs.parse_hook(argv, lambda: module("cmd_install").do_hook)
+    parser: Parser | None = None  # None: an edit's or a hook's usual line, read without argparse (cli/fastargs.py)
     if args is None:
         args, parser = _parse(argv)
     else:

@@ -1,0 +1,83 @@
+"""The Claude Code hook's hot path: its line read without argparse (held to
+argparse's answers on generated lines), and what a Stop hook imports."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from conftest import git
+from gitmemfs.cli import cmd_install, fastargs
+from gitmemfs.cli import memory as cli
+from gitmemfs.core.errors import UsageError
+from gitmemfs.harness import claude_code
+
+
+def _plain(values: dict) -> dict:
+    return {k: (v.__name__ if callable(v) else v) for k, v in values.items()}
+
+
+def argparse_answer(argv: list[str]) -> dict | None:
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        try:
+            args, _parser = cli._parse(argv)
+        except (UsageError, SystemExit):
+            return None
+    return _plain(vars(args))
+
+
+def fast_answer(argv: list[str]) -> dict | None:
+    args = fastargs.parse_hook(argv, lambda: cmd_install.do_hook)
+    return None if args is None else _plain(vars(args))
+
+
+WORDS = ["hook", "claude-code", "codex", "stop", "session-start", "", "-", "--", "-x", "--json", "-q",
+         "--memory-dir", "/m", "--memory-dir=/m", "notify", "{}", "a b", "-h"]
+
+
+@st.composite
+def hook_lines(draw: st.DrawFn) -> list[str]:
+    before = draw(st.lists(st.sampled_from(["--json", "-q", "--quiet", "--memory-dir", "/m", "-x"]), max_size=3))
+    rest = draw(st.lists(st.sampled_from(WORDS), max_size=5))
+    return [*before, *rest]
+
+
+@settings(max_examples=800, deadline=None)
+@given(argv=hook_lines())
+@example(argv=["hook", "claude-code", "stop", "--json"])
+@example(argv=["--memory-dir", "/m", "hook", "claude-code", "-"])
+@example(argv=["hook", "claude-code", "--", "stop"])
+def test_a_hook_line_read_without_argparse_is_read_as_argparse_reads_it(argv: list[str]) -> None:
+    fast = fast_answer(argv)
+    if fast is not None:
+        assert fast == argparse_answer(argv), argv
+
+
+def test_the_installed_lines_take_the_fast_path(tmp_path: Path) -> None:
+    import shlex
+
+    for event in claude_code.EVENTS.values():
+        argv = shlex.split(claude_code.hook_command(["git-memory"], str(tmp_path / "my memory"), event))[1:]
+        assert fast_answer(argv) is not None and fast_answer(argv) == argparse_answer(argv), argv
+
+
+def test_a_stop_hook_imports_no_argparse_nor_typing(repo: Path, tmp_path: Path) -> None:
+    """End to end through the console script's code (cli/memory.py run): the step is
+    counted, and argparse, typing and gettext were never imported."""
+    git("config", "dream.trigger", "steps", cwd=repo)
+    payload = json.dumps({"session_id": "s", "cwd": str(tmp_path), "transcript_path": str(tmp_path / "t.jsonl")})
+    code = ("import sys; from gitmemfs.cli import memory; "
+            "code = memory.main(['--memory-dir', sys.argv[1], 'hook', 'claude-code', 'stop']); "
+            "sys.stderr.write(' '.join(m for m in ('argparse', 'typing', 'gettext') if m in sys.modules)); "
+            "sys.exit(code)")
+    proc = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}", str(repo)],
+                          input=payload, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert (repo / ".git" / "dream" / "steps").read_text() == "1\n"
