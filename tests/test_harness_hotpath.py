@@ -10,11 +10,11 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import git
+from conftest import git, memory
 from gitmemfs.cli import cmd_install, fastargs
 from gitmemfs.cli import memory as cli
 from gitmemfs.core.errors import UsageError
-from gitmemfs.harness import claude_code
+from gitmemfs.harness import claude_code, context
 
 
 def _plain(values: dict) -> dict:
@@ -81,3 +81,46 @@ def test_a_stop_hook_imports_no_argparse_nor_typing(repo: Path, tmp_path: Path) 
                           input=payload, capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert (repo / ".git" / "dream" / "steps").read_text() == "1\n"
+
+
+def _session_start(repo: Path, cwd: Path) -> dict:
+    proc = subprocess.run(["git", "memory", "--memory-dir", str(repo), "hook", "claude-code", "session-start"],
+                          input=json.dumps({"session_id": "s", "source": "startup", "cwd": str(cwd)}),
+                          capture_output=True, text=True, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _compile(repo: Path) -> str:
+    proc = memory("--memory-dir", str(repo), "compile", "--absolute", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_session_start_gives_what_compile_prints_cached_by_commit(mem: Path, tmp_path: Path) -> None:
+    """The context is `git memory compile --absolute` of HEAD, from harness/context.py's
+    cache when nothing it depends on changed, compiled again when anything did."""
+    cache = mem / ".git" / context.CACHE_FILE
+
+    def context_text() -> str:
+        return _session_start(mem, tmp_path)["hookSpecificOutput"]["additionalContext"]
+
+    first = context_text()
+    assert first.rstrip("\n") == _compile(mem).rstrip("\n") and "People I know" in first
+    assert cache.read_text().endswith(first)
+    key, _, text = cache.read_text().partition("\n")
+    cache.write_text(f"{key}\n{text.replace('People I know', 'People I met')}")
+    assert "People I met" in context_text(), "an unchanged memory is answered from the cache"
+    cache.write_text(f"{key}\n{text}")
+    # A new commit, another layout, another quoting, a damaged cache: compiled again.
+    assert memory("create", "reference/café.md", "croissants\n", "-d", "Breakfast place", "-m", "found it",
+                  cwd=mem).returncode == 0
+    for change in ([], ["config", "core.quotePath", "false"], ["config", "memory.layout", "plain"]):
+        if change:
+            git(*change, cwd=mem)
+        now = context_text()
+        assert now.rstrip("\n") == _compile(mem).rstrip("\n") and "caf" in now, change
+        assert cache.read_text().endswith(now)
+    cache.write_bytes(b"\xff\xfe not a cache")
+    assert context_text().rstrip("\n") == _compile(mem).rstrip("\n")
+    assert cache.read_text().startswith(context.HEADER)

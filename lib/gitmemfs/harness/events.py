@@ -44,15 +44,9 @@ class Answer:
 
 
 def compiled(repo: Any) -> str:
-    from gitmemfs.core import snapshot
-    from gitmemfs.view import compile as compiler
+    from gitmemfs.harness import context
 
-    snap = snapshot.load(repo.root, "HEAD")
-    layout = compiler.layout_of(snap, repo.cfg("memory.layout"))
-    projection, _ = compiler.project(snap, root=repo.root, layout=layout,
-                                     quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, "memory-descriptions.cache"))
-    return projection.text
+    return context.compiled(repo)
 
 
 def _open(memory_dir: str | None) -> Any:
@@ -83,9 +77,14 @@ def once(repo: Any, session: str, reason: str, text: str) -> str:
     return text
 
 
-def dirty(repo: Any) -> bool:
-    res = git.run(["status", "--porcelain", "-z", "--untracked-files=normal"], cwd=repo.root, check=False,
-                  timeout=10)
+STATUS = ["status", "--porcelain", "-z", "--untracked-files=normal"]
+
+
+def dirty(repo: Any, started: Any = None) -> bool:
+    """Uncommitted changes in the memory (or a status that failed); `started`: the
+    status already running (`git.start(STATUS)`)."""
+    res = started.result(timeout=10) if started is not None else \
+        git.run(STATUS, cwd=repo.root, check=False, timeout=10)
     return res.code != 0 or bool(res.out.strip("\0"))
 
 
@@ -164,9 +163,14 @@ def claude_code(event: str, payload: Mapping[str, Any], memory_dir: str | None) 
         return Answer(note=f"git-memory: {exc}" if event == "session-start" else "")
     try:
         if event == "session-start":
-            ctx = {"hookEventName": "SessionStart", "additionalContext": compiled(repo)}
+            status = git.start(STATUS, cwd=repo.root)  # git looks at the work tree while we compile
+            try:
+                ctx = {"hookEventName": "SessionStart", "additionalContext": compiled(repo)}
+            except BaseException:
+                status.stop()
+                raise
             note = once(repo, session, "dirty", f"git-memory: the memory ({repo.root}) has uncommitted "
-                        "changes: they are not in this context") if dirty(repo) else ""
+                        "changes: they are not in this context") if dirty(repo, status) else ""
             return Answer({"hookSpecificOutput": ctx}, note)
         if event == "stop":
             return Answer(note=step(repo, payload, _transcript(payload)))
