@@ -88,6 +88,29 @@ def test_what_the_files_cannot_settle_is_asked_of_git(repo: Path, tmp_path: Path
     assert trigger.from_files(str(repo)) == _git_answer(repo, None) == {"dream.trigger": "steps"}
 
 
+def test_a_project_outside_any_repository_is_settled_without_git(repo: Path, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    git("config", "dream.trigger", "steps", cwd=repo)
+    alone = tmp_path / "alone" / "deep"
+    alone.mkdir(parents=True)
+    odd = tmp_path / "odd"
+    (odd / "sub").mkdir(parents=True)
+    (odd / "HEAD").write_text("ref: refs/heads/main\n")  # might be a git directory: git decides
+    expected = {p: _git_answer(repo, p) for p in (alone, odd / "sub")}
+    asked: list[tuple[str, ...]] = []
+    real = trigger._git
+
+    def counted(root: str, *args: str):  # type: ignore[no-untyped-def]
+        asked.append(args)
+        return real(root, *args)
+
+    monkeypatch.setattr(trigger, "_git", counted)
+    assert trigger.from_files(str(repo), str(alone)) == expected[alone] == {"dream.trigger": "steps"}
+    assert asked == []
+    assert trigger.from_files(str(repo), str(odd / "sub")) == expected[odd / "sub"]
+    assert [a[0] for a in asked] == ["rev-parse"]
+
+
 def test_concurrent_stop_hooks_lose_no_step(repo: Path, tmp_path: Path) -> None:
     """Every step is due (dream.every 1) and none can start (the memory is dirty), so
     each hook takes the count and hands it back: concurrent hooks must add to it, not

@@ -74,9 +74,9 @@ def from_files(root: str, project: str | None = None) -> dict[str, str] | None:
     discovery.py are not sure. The layers are `resolve`'s: system and global files
     (every file gitconfig.read reads before the memory's own), the project's
     `.git/config`, the memory's `.git/config`; the environment scrubbed as `_git`
-    runs git. Where the project's repository only git can find (a linked work tree,
-    no repository at all), git finds it. tests/test_harness_steps.py holds this to
-    `resolve`."""
+    runs git. A project folder with no repository anywhere above it has no layer;
+    one whose repository only git can find (a linked work tree, a bare one), git
+    finds. tests/test_harness_steps.py holds this to `resolve`."""
     from gitmemfs.core.gitfiles import discovery, gitconfig
 
     env = git.environment(scrub=True)
@@ -97,6 +97,8 @@ def from_files(root: str, project: str | None = None) -> dict[str, str] | None:
         there = discovery.find(project, git.REPO_ENV, env)
         if there is not None:
             config = None if there[0] == here[0] else os.path.join(there[1], "config")
+        elif _outside_any_repository(project):
+            config = None
         else:
             config = _project_config(root, project)
         if config:
@@ -112,6 +114,24 @@ def from_files(root: str, project: str | None = None) -> dict[str, str] | None:
                 if _VALID[key](value) is not None:  # as in `resolve`
                     out[key] = value
     return out
+
+
+def _outside_any_repository(folder: str) -> bool:
+    """True when git cannot find a repository from `folder`: neither it nor any folder
+    above it holds a `.git` or looks like a git directory (a HEAD file), so there is
+    nothing for git's walk up to find, whatever stops it. Anything there: False, and
+    git decides. (The caller has checked that no GIT_DIR-like variable is set.)"""
+    try:
+        here = os.path.realpath(folder)
+        while True:
+            if os.path.lexists(os.path.join(here, ".git")) or os.path.lexists(os.path.join(here, "HEAD")):
+                return False
+            parent = os.path.dirname(here)
+            if parent == here:
+                return True
+            here = parent
+    except OSError:
+        return False
 
 
 def _one_file(path: str) -> dict[str, list[str | None]] | None:
