@@ -6,6 +6,7 @@ session, and uninstall puts every file back byte for byte."""
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import npmkit
 import pytest
 from npmkit import LIMIT, node_bin, npm_package, stand_in
 
@@ -43,8 +45,8 @@ def project_of(tmp_path: Path) -> Path:
 
 
 def claude_run(exe: str, project: Path, home: Path, url: str, prompt: str,
-               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([exe, "-p", prompt], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
+               env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([exe, "-p", prompt, *args], cwd=project, capture_output=True, text=True, timeout=LIMIT * 2,
                           env={**os.environ, "HOME": str(home), "ANTHROPIC_BASE_URL": url,
                                "ANTHROPIC_API_KEY": "sk-stand-in", "GIT_DREAM_SANDBOX": "0",
                                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **(env or {})})
@@ -146,6 +148,51 @@ def test_pre_compact_payload_starts_a_dream_over_that_transcript(agent_mem: Path
     proc = subprocess.run(command, shell=True, input=json.dumps(payload), capture_output=True, text=True,
                           cwd=project, env=env, timeout=LIMIT)
     assert proc.returncode == 0 and proc.stdout == "", proc.stdout + proc.stderr
+    finished = settle(agent_mem, 1)
+    assert [r.get("status") for r in finished] == ["merged"], finished
+    assert sources(agent_mem) == {str(transcript)}
+    assert "deploy key" in git("diff", "HEAD^1", "HEAD", cwd=agent_mem).stdout
+
+
+@pytest.fixture
+def numbered_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stand-in's answers each with a message id of its own, as the API gives them:
+    Claude Code splits a conversation into API rounds by message id and will not
+    compact fewer than two ("Not enough messages to compact")."""
+    ids = itertools.count(1)
+    plain = npmkit.messages_events
+
+    def numbered(model: str) -> list[dict[str, Any]]:
+        events = plain(model)
+        events[0]["message"]["id"] = f"msg_{next(ids)}"
+        return events
+
+    monkeypatch.setattr(npmkit, "messages_events", numbered)
+
+
+def test_claude_code_compacts_a_session_and_its_pre_compact_hook_starts_a_dream(
+        agent_mem: Path, tmp_path: Path, hermetic: Path, numbered_answers: None) -> None:
+    """`/compact` in a headless session (`claude -p /compact --continue`): Claude Code
+    itself runs the installed PreCompact hook, whose dream reads that session, and
+    the SessionStart after the compaction gives the memory again."""
+    exe = claude_exe()
+    project = project_of(tmp_path)
+    git("config", "dream.trigger", "compaction", cwd=agent_mem)
+    assert memory("--memory-dir", str(agent_mem), "install", "claude-code", cwd=project).returncode == 0
+    with stand_in() as server:
+        for n, prompt in enumerate(("Remember: the deploy key rotates every Monday.", "say done", "say done")):
+            proc = claude_run(exe, project, hermetic, server.url, prompt, args=("--continue",) if n else ())
+            assert proc.returncode == 0 and "done" in proc.stdout, proc.stdout + proc.stderr
+        assert runs(agent_mem) == [], "trigger compaction: the turns start no dream"
+        proc = claude_run(exe, project, hermetic, server.url, "/compact", args=("--continue",))
+        assert proc.returncode == 0 and "Not enough messages" not in proc.stdout, proc.stdout + proc.stderr
+    [transcript] = (hermetic / ".claude" / "projects").rglob("*.jsonl")
+    rows = [json.loads(line) for line in transcript.read_text().splitlines()]
+    kinds = [(row.get("type"), row.get("subtype")) for row in rows]
+    assert ("system", "compact_boundary") in kinds, "Claude Code compacted the session"
+    after = rows[kinds.index(("system", "compact_boundary")):]
+    assert any(row.get("type") == "attachment" and row["attachment"].get("type") == "hook_additional_context"
+               and "<memory>" in json.dumps(row) for row in after), "SessionStart (compact) gave the memory"
     finished = settle(agent_mem, 1)
     assert [r.get("status") for r in finished] == ["merged"], finished
     assert sources(agent_mem) == {str(transcript)}
