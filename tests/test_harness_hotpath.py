@@ -124,3 +124,20 @@ def test_session_start_gives_what_compile_prints_cached_by_commit(mem: Path, tmp
     cache.write_bytes(b"\xff\xfe not a cache")
     assert context_text().rstrip("\n") == _compile(mem).rstrip("\n")
     assert cache.read_text().startswith(context.HEADER)
+
+
+def test_session_start_leaves_the_index_to_the_agent(mem: Path, tmp_path: Path) -> None:
+    """The hook's status runs beside the agent's own git: it never takes index.lock to
+    write back a refreshed index (a `git add` at that moment would fail on the lock)."""
+    import os
+
+    index = mem / ".git" / "index"
+    target = mem / "system" / "contacts.md"
+    stamp = os.stat(target).st_mtime_ns + 5_000_000_000
+    os.utime(target, ns=(stamp, stamp))  # same bytes, new time: a status would refresh and rewrite the index
+    before = index.read_bytes()
+    out = _session_start(mem, tmp_path)
+    assert "systemMessage" not in out, "unchanged bytes are not a change"
+    assert index.read_bytes() == before
+    git("status", "--porcelain", cwd=mem)  # plain git does rewrite it: the check above can fail
+    assert index.read_bytes() != before

@@ -77,7 +77,9 @@ def once(repo: Any, session: str, reason: str, text: str) -> str:
     return text
 
 
-STATUS = ["status", "--porcelain", "-z", "--untracked-files=normal"]
+# --no-optional-locks: a hook runs beside the agent's edits; a status refreshing the index would
+# take index.lock from under a `git add` in progress (and write an index nobody asked for).
+STATUS = ["--no-optional-locks", "status", "--porcelain", "-z", "--untracked-files=normal"]
 
 
 def dirty(repo: Any, started: Any = None) -> bool:
