@@ -3,6 +3,7 @@ argparse's answers on generated lines), and what a Stop hook imports."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -129,8 +130,6 @@ def test_session_start_gives_what_compile_prints_cached_by_commit(mem: Path, tmp
 def test_session_start_leaves_the_index_to_the_agent(mem: Path, tmp_path: Path) -> None:
     """The hook's status runs beside the agent's own git: it never takes index.lock to
     write back a refreshed index (a `git add` at that moment would fail on the lock)."""
-    import os
-
     index = mem / ".git" / "index"
     target = mem / "system" / "contacts.md"
     stamp = os.stat(target).st_mtime_ns + 5_000_000_000
@@ -141,3 +140,25 @@ def test_session_start_leaves_the_index_to_the_agent(mem: Path, tmp_path: Path) 
     assert index.read_bytes() == before
     git("status", "--porcelain", cwd=mem)  # plain git does rewrite it: the check above can fail
     assert index.read_bytes() != before
+
+
+def test_session_end_compiles_the_next_session_start_in_the_background(mem: Path, tmp_path: Path) -> None:
+    import time
+
+    cache = mem / ".git" / context.CACHE_FILE
+    _session_start(mem, tmp_path)
+    assert memory("create", "notes/later.md", "x\n", "-d", "Made after the start", "-m", "later",
+                  cwd=mem).returncode == 0
+    head = git("rev-parse", "HEAD", cwd=mem).stdout.strip()
+    proc = subprocess.run(["git", "memory", "--memory-dir", str(mem), "hook", "claude-code", "session-end"],
+                          input=json.dumps({"session_id": "s", "reason": "exit", "cwd": str(tmp_path)}),
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr
+    deadline = time.monotonic() + 60
+    while head not in cache.read_text().partition("\n")[0]:
+        assert time.monotonic() < deadline, "the cache was not compiled for the new HEAD"
+        time.sleep(0.05)
+    written = os.stat(cache)
+    start = _session_start(mem, tmp_path)["hookSpecificOutput"]["additionalContext"]
+    assert "Made after the start" in start and start.rstrip("\n") == _compile(mem).rstrip("\n")
+    assert os.stat(cache).st_mtime_ns == written.st_mtime_ns, "answered from the cache the hook had made"

@@ -9,6 +9,8 @@ memory's `dream/said`) and the session goes on.
                                 `git dream --from claude-code:<transcript>` in the background
                  pre-compact    trigger `compaction`: the same dream, before the compaction
                  session-end    `git memory sync` in the background, where a remote is set
+                 (both)         pre-compact and session-end also compile HEAD in the
+                                background for the next session-start (event `warm`)
     Codex        notify         agent-turn-complete: a step (over the session's rollout file),
                                 the AGENTS.md block refreshed, then the chained notify program
 """
@@ -177,6 +179,7 @@ def claude_code(event: str, payload: Mapping[str, Any], memory_dir: str | None) 
         if event == "stop":
             return Answer(note=step(repo, payload, _transcript(payload)))
         if event == "pre-compact":
+            start_warm(repo)  # SessionStart (compact) follows the summary the model now writes
             cfg = trigger.settings(repo.root, _project(payload))
             source = _transcript(payload)
             if "compaction" not in trigger.triggers_of(cfg) or source is None:
@@ -187,10 +190,24 @@ def claude_code(event: str, payload: Mapping[str, Any], memory_dir: str | None) 
             return Answer(note=said)
         if event == "session-end":
             start_sync(repo)
+            start_warm(repo)
+            return Answer()
+        if event == "warm":  # started by the two above: compile HEAD now, for the next SessionStart
+            compiled(repo)
             return Answer()
     except Exception as exc:  # noqa: BLE001 - a hook never fails the session
         return Answer(note=once(repo, session, "error", f"git-memory: {event}: {exc}"))
     return Answer()
+
+
+def start_warm(repo: Any) -> None:
+    """Compile HEAD into harness/context.py's cache in the background (`hook claude-code
+    warm`), so the next SessionStart finds it there: the one after a compaction, the
+    next session's first. Nothing is compiled when the cache already holds HEAD."""
+    env = git.environment(scrub=True)
+    env["PYTHONPATH"] = trigger.PACKAGE_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    detach.spawn([sys.executable, "-m", "gitmemfs.cli.memory", "--memory-dir", repo.root, "hook", "claude-code",
+                  "warm"], cwd=repo.root, env=env)
 
 
 def start_sync(repo: Any) -> bool:
