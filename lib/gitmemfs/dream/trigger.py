@@ -237,7 +237,7 @@ def bump_steps(common_dir: str, root: str, every: int) -> tuple[bool, int]:
     """Count one step; (due, steps counted). Due takes the count (it is reset): the
     caller launches, or hands the steps back with `give_back_steps`. Under the
     counter's own lock (never the writer's: a hook must not wait for an edit)."""
-    with _steps_lock(common_dir, root) as path:
+    with _StepsLock(common_dir, root) as path:
         n = read_steps(common_dir) + 1
         due_now = n >= every
         _write_steps(path, 0 if due_now else n)
@@ -247,16 +247,16 @@ def bump_steps(common_dir: str, root: str, every: int) -> tuple[bool, int]:
 def give_back_steps(common_dir: str, root: str, n: int) -> None:
     """Return `n` steps a due `bump_steps` took and no dream consumed: added to what
     other hooks counted meanwhile (writing `n` back would lose their steps)."""
-    with _steps_lock(common_dir, root) as path:
+    with _StepsLock(common_dir, root) as path:
         _write_steps(path, read_steps(common_dir) + n)
 
 
 def set_steps(common_dir: str, root: str, n: int) -> None:
-    with _steps_lock(common_dir, root) as path:
+    with _StepsLock(common_dir, root) as path:
         _write_steps(path, n)
 
 
-class _steps_lock:
+class _StepsLock:
     """The counter's lock, held for one read-modify-write; gives the counter's path."""
 
     def __init__(self, common_dir: str, root: str):
