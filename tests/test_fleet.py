@@ -50,7 +50,12 @@ def clone_fleet(url: str, workdir: Path, env: dict[str, str] | None = None,
         return dest
 
     with ThreadPoolExecutor(4) as pool:
-        return list(pool.map(one, range(AGENTS)))
+        clones = list(pool.map(one, range(AGENTS)))
+    if ssh is not None:  # each clone's own key in its config, allowed by the person
+        for n in range(AGENTS):
+            allowed = f"core.sshCommand={ssh.ssh_command(f'agent{n:02d}')}"
+            git("config", "--global", "--add", "memory.allowConfig", allowed, cwd=workdir)
+    return clones
 
 
 def check_fleet(bare: Path, clones: list[Path], records: list[dict[str, Any]], failures: list[str],

@@ -224,7 +224,10 @@ def test_a_repository_gitolite_made_with_head_at_master_is_cloned_on_main(tmp_pa
         if named != "refs/heads/main":   # said, with the fix for the server
             assert "which does not exist" in proc.stdout or "names no branch that exists" in proc.stdout
             assert "git symbolic-ref HEAD refs/heads/main" in proc.stdout
+        # The memory's own ssh command, which the person allowed (their global config).
         git("config", "core.sshCommand", srv.ssh_command("owner"), cwd=dest)
+        git("config", "--global", "--add", "memory.allowConfig", f"core.sshCommand={srv.ssh_command('owner')}",
+            cwd=tmp_path)
         made = memory("create", "notes/a.md", "alpha", "-d", "A", "-m", "a note", cwd=dest)
         assert made.returncode == 0, made.stderr
         synced = memory("--json", "sync", cwd=dest)

@@ -103,8 +103,15 @@ def _notifier(ctx: Any) -> Callable[[str], None]:
 
 
 def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
+    import os
+
+    from gitmemfs.core import ownconfig
     from gitmemfs.remote import store
     from gitmemfs.remote.clone import clone
+
+    # Every git the clone starts runs the person's programs only (the new repository's
+    # config is not theirs to trust either, nor the folder's it is started in).
+    ownconfig.pin_process(os.getcwd(), repo_config=False)
 
     sid = store.store_id_of(args.target)
     if sid:
@@ -117,9 +124,13 @@ def do_clone(args: argparse.Namespace, ctx: Any) -> Any:
 
 
 def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.core import hookless
     from gitmemfs.remote.sync import sync
 
     repo = ctx.repo()
+    # A person's command: no hook or program the memory's config names runs in any git
+    # it starts (rebase, merge, checkout, fetch, push; core/ownconfig.py).
+    hookless.only_ours(repo)
     if repo.cfg("memory.store"):
         result = _store_sync(repo, args)
     else:
@@ -146,9 +157,11 @@ def _store_sync(repo: Any, args: argparse.Namespace) -> Any:
 
 
 def do_status(args: argparse.Namespace, ctx: Any) -> Any:
+    from gitmemfs.core import ownconfig
     from gitmemfs.remote import status
 
     repo = ctx.repo()
+    ownconfig.pin_process(repo.root)  # git status runs no fsmonitor or pager the memory names
     if repo.cfg("memory.store"):
         from gitmemfs.remote import store
         return store.status(repo)

@@ -65,7 +65,7 @@ _OWN_ONLY = False
 
 
 def only_ours(repo: Repo) -> None:
-    """For a person's command (protect, unprotect, redact; issue 34): from here on no
+    """For a person's command (protect, unprotect, redact, sync; issue 34): from here on no
     hook file runs in any git this process starts (git-filter-repo's, the push's and
     the commit's included), and a commit does our own post-commit work from this
     install, never from the hooks folder: a hook an agent planted there
@@ -75,15 +75,9 @@ def only_ours(repo: Repo) -> None:
     the fixed-name ones pinned to the person's own values."""
     from gitmemfs.core import ownconfig
 
-    found = ownconfig.entries(repo.root)
-    ownconfig.refuse_planted(found)
-    config, extra = ownconfig.pinned(found)
+    ownconfig.pin_process(repo.root, [("core.hooksPath", os.devnull)])
     global _OWN_ONLY
     _OWN_ONLY = True
-    env = {k: v for k, v in os.environ.items() if k.startswith("GIT_CONFIG_")}
-    git.add_config(env, [("core.hooksPath", os.devnull), *config])
-    os.environ.update(env)
-    os.environ.update(extra)
 
 
 def _own_plan(repo: Repo) -> Plan:

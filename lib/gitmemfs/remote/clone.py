@@ -186,7 +186,10 @@ def _check_out(repo: Repo, wanted: str | None, url: str) -> str:
     if current and current != branch:
         repo.git("config", "--local", "--remove-section", f"branch.{current}", check=False)
     # -B: the branch git made for the server's HEAD, or a new one; the work tree is empty.
-    repo.git("checkout", "-q", "--no-guess", "-B", branch, "--track", f"origin/{branch}")
+    # No hook runs in it: the hooks folder is written after, ours, and a hook planted
+    # there meanwhile is not the person's (a person's command runs only the toolkit's).
+    repo.git("-c", f"core.hooksPath={os.devnull}", "checkout", "-q", "--no-guess", "-B", branch, "--track",
+             f"origin/{branch}")
     return note
 
 

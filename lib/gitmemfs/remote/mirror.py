@@ -195,15 +195,18 @@ def _push(common_dir: str, url: str, branch: str, timeout: float,
           notify: Callable[[str], None] | None = None) -> tuple[int, str]:
     """git push, with the retry loop clone and sync use (remote.network): a transient
     failure (502/520, a reset, a timeout) is tried again, up to network.TRIES times."""
-    from gitmemfs.core import gitnet  # sh: only the push pays for it, never the commit's hook
+    from gitmemfs.core import gitnet, ownconfig  # sh: only the push pays for it, never the commit's hook
     from gitmemfs.remote import network
 
     args = ["--git-dir", common_dir, "push", "--porcelain", REMOTE, f"refs/heads/{branch}:refs/heads/{branch}"]
-    config = [(f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
     for attempt in range(1, network.TRIES + 1):
+        try:  # no program the memory's config names runs in the push (core/ownconfig.py)
+            argv, pins, env = ownconfig.network_git(common_dir, args, urls=[url])
+        except MemfsError as exc:
+            return 1, f"error: {exc}"
+        config = [*pins, (f"remote.{REMOTE}.url", url), *network.stall_config(timeout)]
         try:
-            res = gitnet.run(args, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False,
-                             env=git.ssh_default(common_dir))
+            res = gitnet.run(argv, cwd=common_dir, config=config, scrub=True, timeout=timeout, check=False, env=env)
         except git.GitError as exc:
             err = exc
             code, text = 124 if exc.timed_out else (exc.exit_code if exc.exit_code > 0 else 1), redact(str(exc))

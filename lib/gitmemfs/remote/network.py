@@ -12,7 +12,7 @@ import re
 import time
 from typing import Callable, NamedTuple, Sequence
 
-from gitmemfs.core import git, gitnet
+from gitmemfs.core import git, gitnet, ownconfig
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.git import GitError
 from gitmemfs.core.redact import redact
@@ -167,22 +167,22 @@ class Network:
         self.base_delay = base_delay
         self.sleep = sleep
         self.retries = 0
-        self._ssh: dict[str, str] | None = None
 
     def run(self, args: Sequence[str], *, cwd: str, label: str, action: str = "read",
             timeout: float = git.DEFAULT_TIMEOUT, accept: Callable[[git.Result], bool] | None = None,
             before_retry: Callable[[], None] | None = None) -> git.Result:
         """Run git; a failure is retried while transient. `accept` may take a failed
         result as an answer (e.g. a rejected push, which the caller handles)."""
-        if self._ssh is None:  # a clone's folder is not the repository it talks to
-            self._ssh = git.ssh_default(cwd, repo_config=not args or args[0] != "clone")
-        config = [*self.auth.config(), *stall_config(timeout)]
         for attempt in range(1, self.tries + 1):
+            # Checked as it starts, every try: no program the memory's config names runs
+            # in it (core/ownconfig.py). A clone's folder is not the repository it talks to.
+            argv, pins, env = ownconfig.network_git(cwd, list(args), urls=[self.url],
+                                                    repo_config=not args or args[0] != "clone")
+            config = [*pins, *self.auth.config(), *stall_config(timeout)]
             try:
                 with Waiting(label, self.notify if self._notify_set else None):
                     # through sh, in a session of its own: a timeout ends git's helpers too
-                    res = gitnet.run(list(args), cwd=cwd, env=self._ssh, config=config, timeout=timeout,
-                                     check=False)
+                    res = gitnet.run(argv, cwd=cwd, env=env, config=config, timeout=timeout, check=False)
                 if res.code == 0 or (accept is not None and accept(res)):
                     return res
                 raise GitError(res.argv, res.code, res.raw, res.err_raw)

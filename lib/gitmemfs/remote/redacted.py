@@ -166,6 +166,10 @@ def _last_line(res: git.Result) -> str:
 
 
 def _network(repo: Repo, url: str, args: list[str]) -> git.Result:
+    from gitmemfs.core import ownconfig
+
     creds = auth.for_remote(url, repo.cfg("memory.authScheme"))
-    return git.run(args, cwd=repo.root, config=[*creds.config(), *network.stall_config(120)],
-                   timeout=300, check=False, env=git.ssh_default(repo.root))
+    # Checked again as it starts, and pinned (core/ownconfig.py): the person's programs only.
+    argv, pins, env = ownconfig.network_git(repo.root, args, urls=[url])
+    return git.run(argv, cwd=repo.root, config=[*pins, *creds.config(), *network.stall_config(120)],
+                   timeout=300, check=False, env=env)
