@@ -13,8 +13,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
+from gitserver import GitServer
 from trustkit import allow, keypair
 
 from conftest import gated_server, git, head, memfile, memory, write
@@ -183,3 +185,52 @@ def test_the_documented_server_recipe_takes_a_persons_signed_protect(repo: Path,
     assert memory("unprotect", "system/human.md", "-m", "lift it", cwd=repo).returncode == 0
     stderr = refused(repo, "origin", "main", server=srv)
     assert "is not signed by a key in gpg.ssh.allowedSignersFile" in stderr
+
+
+@pytest.fixture
+def served(repo: Path, tmp_path: Path) -> Iterator[dict[str, Path | str]]:
+    """The person's memory, with a protected file, on a gated smart-HTTP server; an
+    agent's clone of it over HTTP."""
+    with GitServer(tmp_path / "server", require_auth=False) as server:
+        bare = server.add_repo()
+        assert memory("hooks", "install", "-q", cwd=bare).returncode == 0
+        git("config", "memory.approvalTrailers", "true", cwd=bare)  # no signers: the trailer counts
+        url = server.url()
+        git("remote", "add", "origin", url, cwd=repo)
+        git("push", "-q", "-u", "origin", "main", cwd=repo)
+        assert memory("protect", "system/human.md", "-m", "keep it", cwd=repo).returncode == 0
+        git("push", "-q", "origin", "main", cwd=repo)
+        agent = tmp_path / "agent"
+        git("clone", "-q", url, str(agent), cwd=tmp_path)
+        yield {"person": repo, "srv": bare, "agent": agent, "url": url}
+
+
+def test_main_deleted_on_the_server_by_hand_is_created_again_only_from_its_last_tip(
+        served: dict[str, Path | str]) -> None:
+    """An admin deletes main on the server by hand (not through a push, so the gate sees
+    nothing); the agent's push that creates it again at a commit from before the
+    protection is refused: every accepted push noted where it left main."""
+    srv, agent, person = Path(served["srv"]), Path(served["agent"]), Path(served["person"])
+    tip = git("rev-parse", "main", cwd=srv).stdout.strip()
+    old = git("rev-parse", "HEAD~1", cwd=agent).stdout.strip()
+    git("update-ref", "-d", "refs/heads/main", cwd=srv)
+    stderr = refused(agent, "origin", f"{old}:refs/heads/main", server=srv)
+    assert CREATE_REFUSED in stderr and tip[:12] in stderr, stderr
+    # Created again at its last tip (or a commit after it), it is taken.
+    git("push", "-q", "origin", "main", cwd=person)
+    assert git("rev-parse", "main", cwd=srv).stdout.strip() == tip
+
+
+@pytest.mark.parametrize("tag", ["main", "origin/main", "HEAD"])
+def test_a_tag_that_would_stand_in_for_the_branch_is_refused(served: dict[str, Path | str], tag: str) -> None:
+    """A tag `main` (or `origin/main`) shadows the branch in every clone that fetches it:
+    `git rev-parse main`, a CI's `git memory check origin/main..HEAD`, read the tag."""
+    srv, agent = Path(served["srv"]), Path(served["agent"])
+    old = git("rev-parse", "HEAD~1", cwd=agent).stdout.strip()
+    stderr = refused(agent, "origin", f"{old}:refs/tags/{tag}", server=srv)
+    assert f"refs/tags/{tag}: a tag named like the memory's branch" in stderr, stderr
+    # Any other tag is the agent's to make and delete; one named like it can be deleted.
+    git("push", "-q", "origin", f"{old}:refs/tags/v1", cwd=agent)
+    git("push", "-q", "origin", ":refs/tags/v1", cwd=agent)
+    git("update-ref", f"refs/tags/{tag}", old, cwd=srv)  # made on the server by hand
+    git("push", "-q", "origin", f":refs/tags/{tag}", cwd=agent)

@@ -123,7 +123,7 @@ def _gate(updates: list[tuple[str, str, str]]) -> int:
     from gitmemfs.gate import check
 
     try:
-        report = check.pushed(os.getcwd(), updates)
+        report = check.pushed(os.getcwd(), updates, note=True)
     except MemfsError as exc:
         return _fail(f"error: git-memfs could not check this push: {exc}")
     if report.ok:

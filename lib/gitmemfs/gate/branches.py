@@ -9,9 +9,16 @@ verified redaction (gate/redaction.py) or a person's approval: a push signed wit
 `git push --signed` by a key git verifies (`gpg.ssh.allowedSignersFile` for ssh
 keys, with `receive.certNonceSeed` set so the server asks for a signature), or
 `memory.allowRewrite` set on the server. Creating a memory branch is judged as the
-move from where the memory stood: the tip the gate noted when a person deleted the
-branch, else the tips of the other memory branches; only a repository with no
-memory branch at all takes one at any commit (the first push).
+move from where the memory stood: the tip the gate noted for it (every push it
+accepts notes where it leaves each memory branch, and a person's deletion where the
+branch was, so a branch deleted on the server by hand is judged from its last
+pushed tip too), else the tips of the other memory branches; only a repository with
+no memory branch at all, and no note, takes one at any commit (the first push).
+
+A tag named like a memory branch (`main`, `origin/main`, `HEAD`) is refused: in every
+clone that fetches it, `git rev-parse main` (and a CI's `git memory check
+origin/main..HEAD`) reads the tag before the branch. Other tags and refs move freely:
+each commit they bring is judged like any other, and none of them holds the memory.
 """
 from __future__ import annotations
 
@@ -27,11 +34,15 @@ ZERO = ("0" * 40, "0" * 64)
 MAIN = "refs/heads/main"
 SETTING = "memory.branch"
 ALLOW = "memory.allowRewrite"
-DELETED = "memory-branches-deleted"  # in the git dir: "ref tip" of each branch a person deleted
+# In the git dir: "ref tip [before]" for each memory branch: where the last accepted push
+# left it (and where it stood before that push), or where a person deleted it.
+DELETED = "memory-branches-deleted"
 HOW = ("a person does it with a signed push (git push --signed, by a key in the server's "
        "gpg.ssh.allowedSignersFile; the server sets receive.certNonceSeed), or the server sets "
        f"git config {ALLOW} true")
 DELETE_REFUSED = "deleting a memory branch is refused: its history would drop out past every gate; " + HOW
+SHADOW_REFUSED = ("a tag named like the memory's branch {name} is refused: in a clone it would stand in for the "
+                  "branch (git rev-parse reads a tag first); name the tag otherwise")
 CREATE_REFUSED = ("creating a memory branch where the memory already has history is refused unless nothing "
                   "of it is lost (create it at {base} or at a commit after it); " + HOW)
 
@@ -87,6 +98,11 @@ class Guard:
         signed = signed_updates(cwd, os.environ if environ is None else environ) if mine else set()
         self.allowed = bool(mine) and rewrites_allowed(cwd, env)  # still judged tip to tip
         self.approved = {ref for old, new, ref in mine if (old, new, ref) in signed}
+        shorts = {r[len("refs/heads/"):] for r in self.protected if r.startswith("refs/heads/")} | {"HEAD"}
+        for _old, new, ref in updates:
+            name = ref[len("refs/tags/"):] if ref.startswith("refs/tags/") else None
+            if name is not None and new not in ZERO and (name in shorts or name.partition("/")[2] in shorts):
+                self.problems.append(rules.Problem(ref, SHADOW_REFUSED.format(name=name)))
         for old, new, ref in mine:
             if new in ZERO and old not in ZERO:
                 if ref in self.approved or self.allowed:
@@ -97,7 +113,9 @@ class Guard:
                 self._creation(new, ref)
 
     def _creation(self, new: str, ref: str) -> None:
-        bases = [t for t in [self._deleted().get(ref)] if t and self._exists(t)]
+        # The noted tip, or where it stood before the noted push if that one never landed.
+        noted = [t for t in self._deleted().get(ref, "").split(" ") if t and t not in ZERO]
+        bases = [t for t in noted if self._exists(t)][:1]
         if not bases:
             bases = [tip for name, tip in self._tips().items() if name != ref]
         for base in bases:
@@ -139,8 +157,20 @@ class Guard:
         """Where a person deleted a memory branch: its re-creation is judged from there.
         (Written before git deletes it; if the deletion fails, the branch is still there
         and this note is not read.)"""
+        self._write({ref: tip})
+
+    def note_accepted(self, updates: Sequence[tuple[str, str, str]]) -> None:
+        """After the gate accepted the push: where it leaves each memory branch (and
+        where the branch stood, in case git's own update then fails), so that a branch
+        later deleted by hand, not through a push, is re-created only from there."""
+        self._write({ref: f"{new} {old}" for old, new, ref in updates
+                     if ref in self.protected and new not in ZERO})
+
+    def _write(self, notes: dict[str, str]) -> None:
+        if not notes:
+            return
         found = self._deleted()
-        found[ref] = tip
+        found.update(notes)
         path = self._path()
         tmp = f"{path}.tmp-{os.getpid()}"
         with open(tmp, "w", encoding="ascii") as fh:

@@ -734,7 +734,7 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
 
 
 def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None = None,
-           env: dict[str, str] | None = None) -> Report:
+           env: dict[str, str] | None = None, *, note: bool = False) -> Report:
     """The server-side gate for ref updates `(old, new, ref)` (pre-receive/update input).
 
     Every commit the repository does not have yet is checked against its parent(s),
@@ -744,7 +744,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     A move that is not a fast-forward must be a verified redaction (gate/redaction.py),
     judged from the old tip's redacted twin; another rewrite of main is refused unless
     `memory.allowRewrite` is true. Deleting or re-creating a memory branch is such a
-    rewrite too (gate/branches.py). Non-commit objects are not checked.
+    rewrite too (gate/branches.py). Non-commit objects are not checked. `note` (the
+    server's hook): an accepted push notes where it leaves the memory's branches.
     """
     news = []
     moves = []
@@ -785,6 +786,8 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         known = {(p.path, p.message) for p in report.problems}
         report.problems += [p for p in extra.problems if (p.path, p.message) not in known]
         report.files += extra.files
+    if note and report.ok:
+        guard.note_accepted(updates)
     return report
 
 
