@@ -285,3 +285,19 @@ def test_a_hook_planted_during_the_clone_does_not_run(server: GitServer, tmp_pat
     assert (dest / ".git" / "hooks" / "post-checkout").exists(), "the agent's hook was planted"
     assert not marker.exists()
     assert os.path.exists(dest / "system")
+
+
+def test_a_key_planted_during_the_fetch_is_refused_before_the_push(server: GitServer, mine: Path,
+                                                                    tmp_path: Path) -> None:
+    """The agent writes a credential helper of its own while sync fetches (here from
+    inside the person's own helper, so the moment is certain): the push is checked as
+    it starts, refused, and the agent's helper never runs."""
+    evil, marker = planted(tmp_path, "evil")
+    plant = f"git -C '{mine}' config credential.{server.url().rsplit('/', 1)[0]}.helper '{evil}'"
+    helper, _ = planted(tmp_path, "mine", f"{plant}\necho username=letta\necho password={TOKEN}")
+    git("config", "--global", "credential.helper", str(helper), cwd=tmp_path)
+    remote = git("rev-parse", "main", cwd=server.root / "memory.git").stdout
+    proc = sync(mine, {})
+    assert not marker.exists(), proc.stdout + proc.stderr
+    refused(proc, ".helper")
+    assert git("rev-parse", "main", cwd=server.root / "memory.git").stdout == remote
