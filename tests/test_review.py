@@ -135,6 +135,108 @@ def test_accept_and_reject_in_the_browser_leave_what_the_cli_would(repo: Path, b
     assert runs[one]["status"] == "merged"
 
 
+def verified(repo: Path, rev: str) -> str:
+    """git's verdict on `rev`'s signature (%G?): G is good, by a key the allowed signers list."""
+    return git("log", "-1", "--format=%G?", rev, cwd=repo).stdout.strip()
+
+
+def shape(repo: Path, rev: str) -> tuple[str, list[str], str, list[str]]:
+    """What a merge records apart from ids and times: subject prefix, trailer keys, author, parents."""
+    subject, trailers, author, parents = git("log", "-1", "--format=%s%x00%(trailers:only)%x00%ae%x00%P", rev,
+                                             cwd=repo).stdout.split("\0")
+    return (subject.split(":")[0], sorted(t.split(":")[0] for t in trailers.splitlines() if t.strip()),
+            author, ["p"] * len(parents.split()))
+
+
+@landlock
+def test_accepts_on_the_page_are_signed_with_the_persons_key_as_the_cli_does(mem: Path, tmp_path: Path,
+                                                                             browser: Any) -> None:
+    from test_approvals import needs_ssh_keygen
+    from test_proposals import agent, propose
+    from trustkit import allow, keypair
+
+    if needs_ssh_keygen.args[0]:
+        pytest.skip(needs_ssh_keygen.kwargs["reason"])
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    person = keypair(keys, "person")
+    # The person's key in the person's own config; the memory lists it as its allowed signer.
+    for name, value in (("gpg.format", "ssh"), ("user.signingKey", str(person))):
+        git("config", "--global", name, value, cwd=mem)
+    git("config", "gpg.ssh.allowedSignersFile", str(allow(keys / "allowed", "person@example.com", person)), cwd=mem)
+    one, two, three = (pending_dream(mem, name) for name in ("first", "second", "third"))
+    ident = propose(mem, "str_replace", "system/rules.md", "Never share secrets.", "Never share passwords.",
+                    "-m", "narrower", env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{one} button.accept").click()
+        assert "Dreamed and merged 1 commit" in browser.inner_text("#result")
+        page_merge = head(mem)
+        # The person's `git dream finish ID --merge`, from the command line, for another run.
+        dream_json(mem, "finish", two, "--merge", code=0)
+        cli_merge = head(mem)
+        # Where the person's key cannot sign, the merge is refused as it is, and the run stays.
+        git("config", "--global", "user.signingKey", str(keys / "missing"), cwd=mem)
+        before = snapshot(mem)
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{three} button.accept").click()
+        assert "signing the merge failed" in browser.inner_text("#result")
+        out = dream(mem, "finish", three, "--merge")
+        assert out.returncode == 1 and "signing the merge failed" in out.stderr and "user.signingKey" in out.stderr
+        assert snapshot(mem) == before and kept(mem, three)
+        git("config", "--global", "user.signingKey", str(person), cwd=mem)
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{ident} button.accept").click()
+        assert f"Proposal {ident} accepted" in browser.inner_text("#result")
+    accepted = head(mem)
+    assert f"Dream-Id: {one}" in git("log", "-1", "--format=%B", page_merge, cwd=mem).stdout
+    assert verified(mem, page_merge) == verified(mem, cli_merge) == "G"
+    assert shape(mem, page_merge) == shape(mem, cli_merge)
+    message = git("log", "-1", "--format=%B", accepted, cwd=mem).stdout
+    assert verified(mem, accepted) == "G" and f"Memory-Proposal: {ident}" in message
+    assert "Memory-Approved: protect" in message and "passwords" in (mem / "system/rules.md").read_text()
+    runs = {r["id"]: r for r in json.loads(dream(mem, "list", "--json").stdout)["runs"]}
+    assert runs[three]["status"] == "pending"
+
+
+def test_a_proposal_that_moved_after_the_page_showed_it_is_not_accepted(mem: Path, browser: Any) -> None:
+    from test_proposals import agent, proposals, propose
+
+    shown = propose(mem, "insert", "system/rules.md", "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        assert "Be kind." in browser.inner_text(f"#item-{shown}")
+        # Behind the page's back, the ref now names other text (an agent with a shell can do that).
+        other = propose(mem, "str_replace", "system/rules.md", "Never share secrets.", "Share everything.",
+                        "-m", "kindness", env=agent(mem))["proposed"]
+        moved = proposals(mem)[other]
+        git("update-ref", f"refs/memory/proposals/{shown}", moved, cwd=mem)
+        before = snapshot(mem)
+        browser.locator(f"#item-{shown} button.accept").click()
+        assert f"{shown} changed since it was shown" in browser.inner_text("#result")
+    assert snapshot(mem) == before and "Share everything." not in (mem / "system/rules.md").read_text()
+    assert proposals(mem)[shown] == moved, "the proposal is still there to look at again"
+
+
+@landlock
+def test_a_dream_run_that_moved_after_the_page_showed_it_is_not_merged(repo: Path, browser: Any) -> None:
+    ident = pending_dream(repo, "shown")
+    with review(cwd=repo) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        assert "Dreamed shown." in browser.inner_text(f"#item-{ident}")
+        other = pending_dream(repo, "unseen")
+        moved = str(kept(repo, other))
+        git("update-ref", f"refs/dreams/kept/{ident}", moved, cwd=repo)
+        before = snapshot(repo)
+        browser.locator(f"#item-{ident} button.accept").click()
+        assert "changed since it was shown" in browser.inner_text("#result")
+    assert snapshot(repo) == before and not (repo / "notes/unseen.md").exists()
+    assert kept(repo, ident) == moved
+
+
 @landlock
 def test_revert_a_merged_dream_in_the_browser_goes_through_undo(repo: Path, browser: Any) -> None:
     ident = pending_dream(repo, "third")
@@ -296,8 +398,9 @@ def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
                        headers={"Origin": "http://evil.example"})[0] == 403
         assert request(info, "POST", accept, body={"form_token": token}, headers=origin, cookie=False)[0] == 401
         assert snapshot(repo) == before and kept(repo, ident)
-        # The same request from the page itself goes through.
-        status, text = request(info, "POST", accept, body={"form_token": token}, headers=origin)
+        # The same request from the page itself goes through (with the run's commit it showed).
+        status, text = request(info, "POST", accept, body={"form_token": token, "expect": str(kept(repo, ident))},
+                               headers=origin)
     assert status == 200 and "Dreamed and merged" in text, text
     assert (repo / "notes/csrf.md").exists()
 
