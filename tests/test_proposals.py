@@ -386,6 +386,10 @@ def test_the_page_previews_an_item_again_once_main_moves(mem: Path) -> None:
     with review(cwd=mem) as info:
         first = request(info, "GET", "/pending")[1]
         assert "passes the memory rules" in first and first == request(info, "GET", "/pending")[1]
+        later = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+        assert f"item-{later}" in request(info, "GET", "/pending")[1], "a new ref is a new list"
+        assert memory("proposals", "reject", later, cwd=mem).returncode == 0
+        assert f"item-{later}" not in request(info, "GET", "/pending")[1]
         text = (mem / RULES).read_text().replace("Never share secrets.", "Never share keys.")
         write(mem, RULES, text)
         git("commit", "-q", "-am", "a person's own edit", cwd=mem, env={"GIT_MEMORY_APPROVE": "protect"})

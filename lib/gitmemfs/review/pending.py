@@ -8,19 +8,22 @@ the second, what agents proposed (refs/memory/proposals/: `git memory proposals`
 A preview (a scratch merge, the gate's checks, two prompt compiles) costs far more
 than the page around it, and the Pending list is on every overview: an item is kept
 by what decides its preview (the item's commit, today's main, the run's base, the
-memory's config), so an unchanged item is previewed once, whatever reloads it.
+memory's config), so an unchanged item is previewed once, whatever reloads it. The
+whole list is kept too, by one `git for-each-ref` of every kind's refs, the stat of
+each run record, main and the config: while none changed, a reload lists nothing.
 """
 from __future__ import annotations
 
 import functools
+import os
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Protocol
 
-from gitmemfs.core import ownconfig
+from gitmemfs.core import ownconfig, proposal
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
-from gitmemfs.dream import manage
+from gitmemfs.dream import manage, state
 from gitmemfs.view.history import tree_diff
 from gitmemfs.view.tokens import prompt_tokens
 
@@ -94,6 +97,9 @@ def _kept(key: Hashable, make: Callable[[], Item]) -> Item:
 
 class Source(Protocol):
     kind: str
+    prefixes: tuple[str, ...]  # the refs its items live under
+
+    def records(self, repo: Repo) -> list[str]: ...
 
     def items(self, repo: Repo) -> list[Item]: ...
 
@@ -106,6 +112,11 @@ class Dreams:
     """Kept dream runs: the work a dream left for a person."""
 
     kind = "dream"
+    prefixes: tuple[str, ...] = ("refs/dreams/", "refs/heads/" + state.BRANCH_PREFIX)  # kept runs, branches, side branches
+
+    def records(self, repo: Repo) -> list[str]:
+        dirs = state.Dirs(repo.common_dir)
+        return [os.path.join(dirs.run_dir(i), "run.json") for i in state.record_ids(dirs)]
 
     def items(self, repo: Repo) -> list[Item]:
         found = []
@@ -137,6 +148,10 @@ class Proposals:
     approved commit, rejected with the note kept in the record."""
 
     kind = "proposal"
+    prefixes: tuple[str, ...] = (proposal.PREFIX,)
+
+    def records(self, repo: Repo) -> list[str]:
+        return []  # a proposal is its commit
 
     def items(self, repo: Repo) -> list[Item]:
         from gitmemfs.admin import proposals
@@ -169,8 +184,34 @@ class Proposals:
 SOURCES: list[Source] = [Dreams(), Proposals()]
 
 
-def every(repo: Repo) -> list[Item]:
-    return [item for source in SOURCES for item in source.items(repo)]
+_LISTS: dict[str, tuple[Hashable, list[Item]]] = {}
+
+
+def _stamp(repo: Repo, head: str | None) -> Hashable:
+    """What every kind's list is read from: their refs, the run records, main, the config."""
+    prefixes = sorted({p for s in SOURCES for p in s.prefixes})
+    refs = repo.git("for-each-ref", "--format=%(refname) %(objectname) %(symref)", *prefixes, check=False).out
+    stats = []
+    for path in (p for s in SOURCES for p in s.records(repo)):
+        try:
+            st = os.stat(path)
+            stats.append((path, st.st_mtime_ns, st.st_size, st.st_ino))
+        except OSError:
+            stats.append((path, 0, 0, 0))
+    return refs, tuple(stats), head, _settings(repo)
+
+
+def every(repo: Repo, head: str | None = None) -> list[Item]:
+    """Every pending item; `head`: today's main when the caller has read it already."""
+    stamp = _stamp(repo, head or repo.head())
+    with _ITEMS_LOCK:
+        kept = _LISTS.get(repo.common_dir)
+    if kept is not None and kept[0] == stamp:
+        return list(kept[1])
+    items = [item for source in SOURCES for item in source.items(repo)]
+    with _ITEMS_LOCK:
+        _LISTS[repo.common_dir] = (stamp, items)
+    return list(items)
 
 
 def source(kind: str) -> Source:

@@ -56,10 +56,11 @@ _PROMPTS_KEPT = 8
 _PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
 
 
-def prompt(repo: Repo) -> dict[str, Any]:
-    """The compiled prompt's size against its limits, per pinned file, at HEAD."""
+def prompt(repo: Repo, head: str | None = None) -> dict[str, Any]:
+    """The compiled prompt's size against its limits, per pinned file, at HEAD (`head`
+    when the caller has read it)."""
     # A commit and the configured layout decide everything below: look before listing it.
-    key = (repo.root, repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
+    key = (repo.root, head or repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
     with _PROMPTS_LOCK:
         if key in _PROMPTS:
             return _PROMPTS[key]
@@ -86,8 +87,9 @@ def prompt(repo: Repo) -> dict[str, Any]:
 def overview(repo: Repo) -> dict[str, Any]:
     with ThreadPoolExecutor(1) as pool:  # git status works while the prompt compiles
         sync = pool.submit(lambda: status(Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))))
-        found = prompt(repo)
-        items = pending.every(repo)
+        head = repo.head()
+        found = prompt(repo, head)
+        items = pending.every(repo, head)
         return {**found, "pending": items, "dream": last_dream(repo), "sync": sync.result().data}
 
 
