@@ -473,6 +473,51 @@ def test_beyond_loopback_only_with_a_token(mem: Path) -> None:
 
 # -- the views ---------------------------------------------------------------------------------
 
+def test_every_view_of_the_readmes_example_memory(tmp_path: Path, browser: Any) -> None:
+    """The README's first memory, made by its own commands, on every view of the page."""
+    mem = tmp_path / "agent-memory"
+    for args in (("init", "-q", str(mem)),
+                 ("create", "system/contacts.md", "Sarah: +1-555-0100", "-d", "People I know", "-m",
+                  "Remember Sarah's number"),
+                 ("str_replace", "system/contacts.md", "0100", "0111", "-m", "Sarah changed numbers")):
+        out = memory(*args, cwd=mem if args[0] != "init" else tmp_path)
+        assert out.returncode == 0, out.stderr
+    changed = head(mem)
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        glance = browser.inner_text("main")
+        for shown in ("tokens", "maxCoreMemoryCharacters", "0 item(s)", "No dream has run", "no upstream",
+                      "work tree clean"):
+            assert shown in glance, shown
+        assert "system/contacts.md" in browser.locator("svg.chart").text_content(), "a bar for the pinned file"
+        browser.click("nav >> text=Files")
+        pinned = browser.inner_text("main").split("External")[0]
+        assert "system/contacts.md" in pinned
+        browser.click("text=system/contacts.md")
+        assert "description: People I know" in browser.inner_text("pre.frontmatter")
+        assert "Sarah: +1-555-0111" in browser.inner_text("article")
+        assert {"Sarah changed numbers", "Remember Sarah's number"} <= set(
+            browser.locator(".timeline li").all_inner_texts()[i].split(" — ")[-1] for i in range(2))
+        browser.click("nav >> text=History")
+        first = browser.locator(".timeline li").first.inner_text()
+        assert changed[:7] in first and "str_replace" in first and "system/contacts.md" in first
+        assert "Sarah changed numbers" in first
+        browser.click(f".timeline a >> text={changed[:7]}")
+        assert browser.locator("del").first.inner_text() == "0100"
+        assert browser.locator("ins").first.inner_text() == "0111"
+        browser.goto(info["base"] + "/history?op=create")
+        assert "Remember Sarah's number" in browser.inner_text("main")
+        assert "Sarah changed numbers" not in browser.inner_text("main")
+        browser.goto(info["base"] + "/history?path=system/contacts.md&author=human")
+        assert "Sarah changed numbers" in browser.inner_text("main")
+        browser.click("nav >> text=Pending")
+        assert "Nothing is waiting" in browser.inner_text("main")
+        browser.goto(info["base"] + "/search?q=Sarah")
+        assert "system/contacts.md" in browser.inner_text("main")
+        browser.click("nav >> text=Plots")
+        assert browser.locator("svg.chart").count() == 2 and "Edits per week" in browser.inner_text("main")
+
+
 def test_every_view_of_a_memory_and_of_a_root(tmp_path: Path, browser: Any) -> None:
     root = tmp_path / "agents"
     for agent in ("ada", "bob"):
