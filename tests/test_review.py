@@ -356,10 +356,12 @@ class Attacker(http.server.BaseHTTPRequestHandler):
     """Another origin on this machine: a page that posts to the review server when opened."""
 
     target = ""
+    expect = ""  # the run's commit: an agent with a shell can read it, so the attacker knows it
 
     def do_GET(self) -> None:
         page = (f'<form id="f" method="post" action="{self.target}"><input name="form_token" value="guess">'
-                '</form><script>document.getElementById("f").submit()</script>').encode()
+                f'<input name="expect" value="{self.expect}"></form>'
+                '<script>document.getElementById("f").submit()</script>').encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(page)))
@@ -379,6 +381,7 @@ def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
         browser.goto(info["url"])  # the person is logged in: the browser holds the cookie
         # A page on another port of 127.0.0.1 (same site, other origin) submits the form.
         Attacker.target = info["base"] + accept
+        Attacker.expect = str(kept(repo, ident))
         evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
         threading.Thread(target=evil.serve_forever, daemon=True).start()
         try:
@@ -391,16 +394,17 @@ def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
         browser.goto(info["base"] + "/pending")
         token = form_token(browser)
         origin = {"Origin": info["base"]}
-        assert request(info, "POST", accept, body={}, headers=origin)[0] == 403  # no form token
-        assert request(info, "POST", accept, body={"form_token": "x" * 64}, headers=origin)[0] == 403
-        assert request(info, "POST", accept, body={"form_token": token})[0] == 403  # no Origin
-        assert request(info, "POST", accept, body={"form_token": token},
+        shown = {"expect": Attacker.expect}
+        assert request(info, "POST", accept, body=shown, headers=origin)[0] == 403  # no form token
+        assert request(info, "POST", accept, body={**shown, "form_token": "x" * 64}, headers=origin)[0] == 403
+        assert request(info, "POST", accept, body={**shown, "form_token": token})[0] == 403  # no Origin
+        assert request(info, "POST", accept, body={**shown, "form_token": token},
                        headers={"Origin": "http://evil.example"})[0] == 403
-        assert request(info, "POST", accept, body={"form_token": token}, headers=origin, cookie=False)[0] == 401
+        assert request(info, "POST", accept, body={**shown, "form_token": token}, headers=origin,
+                       cookie=False)[0] == 401
         assert snapshot(repo) == before and kept(repo, ident)
         # The same request from the page itself goes through (with the run's commit it showed).
-        status, text = request(info, "POST", accept, body={"form_token": token, "expect": str(kept(repo, ident))},
-                               headers=origin)
+        status, text = request(info, "POST", accept, body={**shown, "form_token": token}, headers=origin)
     assert status == 200 and "Dreamed and merged" in text, text
     assert (repo / "notes/csrf.md").exists()
 
