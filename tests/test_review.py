@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
@@ -520,6 +521,11 @@ def test_every_view_of_the_readmes_example_memory(tmp_path: Path, browser: Any) 
         assert "system/contacts.md" in browser.inner_text("main")
         browser.click("nav >> text=Plots")
         assert browser.locator("svg.chart").count() == 2 and "Edits per week" in browser.inner_text("main")
+        weekly = browser.locator("svg.chart").nth(1).text_content() or ""
+        # init and the two edits, all by the person here: a column per week they fall in.
+        stamps = git("log", "--format=%ct", cwd=mem).stdout.split()
+        weeks = [time.strftime("%G-W%V", time.gmtime(int(t))) for t in stamps]
+        assert all(w in weekly for w in weeks) and f"(max {max(map(weeks.count, weeks))})" in weekly, weekly
 
 
 def test_every_view_of_a_memory_and_of_a_root(tmp_path: Path, browser: Any) -> None:

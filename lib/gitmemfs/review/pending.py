@@ -112,7 +112,7 @@ class Dreams:
     """Kept dream runs: the work a dream left for a person."""
 
     kind = "dream"
-    prefixes: tuple[str, ...] = ("refs/dreams/", "refs/heads/" + state.BRANCH_PREFIX)  # kept runs, branches, side branches
+    prefixes: tuple[str, ...] = ("refs/dreams/", "refs/heads/" + state.BRANCH_PREFIX)  # kept, extra; branches
 
     def records(self, repo: Repo) -> list[str]:
         dirs = state.Dirs(repo.common_dir)
