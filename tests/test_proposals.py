@@ -395,3 +395,25 @@ def test_the_page_previews_an_item_again_once_main_moves(mem: Path) -> None:
         git("commit", "-q", "-am", "a person's own edit", cwd=mem, env={"GIT_MEMORY_APPROVE": "protect"})
         again = request(info, "GET", "/pending")[1]
     assert f"item-{ident}" in again and "conflicts with today&#39;s main" in again and RULES in again
+
+
+def test_the_pages_accept_runs_no_hook_an_agent_planted(mem: Path, tmp_path: Path) -> None:
+    """A hook file an agent left in the hooks folder would run with the person's keys and
+    ssh-agent inside the accept: the page's accept runs none, as protect does."""
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    from test_review import request, review
+
+    marker = tmp_path / "hook-ran"
+    hook = write(mem, ".git/hooks/reference-transaction", f"#!/bin/sh\necho \"$1\" >> '{marker}'\n")
+    hook.chmod(0o755)
+    ident = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    marker.unlink(missing_ok=True)  # proposing ran it: the agent's own command
+    with review(cwd=mem) as info:
+        page = request(info, "GET", "/pending")[1]
+        token = re.search(r'name="form_token" value="([^"]+)"', page)
+        assert token
+        status, text = request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
+                               body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+    assert status == 200 and f"Proposal {ident} accepted" in text, text
+    assert "Be kind." in (mem / RULES).read_text() and ident not in proposals(mem)
+    assert not marker.exists(), marker.read_text()

@@ -20,7 +20,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Protocol
 
-from gitmemfs.core import ownconfig, proposal
+from gitmemfs.core import hookless, ownconfig, proposal
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
 from gitmemfs.dream import manage, state
@@ -229,8 +229,26 @@ def accept(repo: Repo, kind: str, ident: str, expect: str) -> Any:
     if not expect:
         raise MemfsError("review: the accept names no commit it was shown; reload the page and accept again")
     which = source(kind)
-    ownconfig.refuse_planted(ownconfig.entries(repo.root))
+    _persons_command(repo)
     return which.accept(repo, ident, expect)
+
+
+_OWN_ONLY = threading.Lock()
+_own_only: list[bool] = []
+
+
+def _persons_command(repo: Repo) -> None:
+    """As `protect` does (core/hookless.only_ours): a program the memory's config names
+    refuses the accept, and from the first accept on, no hook file an agent could plant
+    runs in any git this server starts (the hooks folder is off, our own post-commit
+    work runs from this install). Process-wide, so set once; the refusal is checked
+    for each accept, on the memory it is about."""
+    with _OWN_ONLY:
+        if not _own_only:
+            hookless.only_ours(repo)
+            _own_only.append(True)
+            return
+    ownconfig.refuse_planted(ownconfig.entries(repo.root))
 
 
 def reject(repo: Repo, kind: str, ident: str, note: str = "") -> Any:
