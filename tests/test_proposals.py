@@ -293,7 +293,7 @@ def test_the_review_page_lists_proposals_and_accepts_and_rejects_over_http(mem: 
         assert request(info, "POST", f"/pending/proposal/{one}/accept", body={}, headers=origin)[0] == 403
         assert snapshot(mem) == before
         status, text = request(info, "POST", f"/pending/proposal/{one}/accept",
-                               body={"form_token": token.group(1)}, headers=origin)
+                               body={"form_token": token.group(1), "expect": proposals(mem)[one]}, headers=origin)
         assert status == 200 and f"Proposal {one} accepted" in text, text
         status, text = request(info, "POST", f"/pending/proposal/{two}/reject",
                                body={"form_token": token.group(1), "note": "keep it"}, headers=origin)
@@ -349,3 +349,71 @@ def test_a_dream_agent_that_runs_accept_gets_nothing_merged(mem: Path) -> None:
     assert out["status"] != "merged", out
     assert snapshot(mem) == before and "Never share secrets." in (mem / RULES).read_text()
     assert ident in proposals(mem), "the person's decision is still open"
+
+
+def test_accept_runs_no_program_the_memorys_config_names(mem: Path, tmp_path: Path) -> None:
+    """An accept may sign with the person's key: a program an agent named in the memory's
+    own config (gpg.ssh.program) never runs in it, on the command line or the page."""
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    from test_review import request, review
+
+    marker = tmp_path / "ran"
+    script = write(tmp_path, "program.sh", f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
+    script.chmod(0o755)
+    ident = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    git("config", "gpg.ssh.program", str(script), cwd=mem)
+    before = snapshot(mem)
+    out = memory("proposals", "accept", ident, cwd=mem)
+    assert out.returncode == 1 and "gpg.ssh.program" in out.stderr and out.stderr.startswith("error: "), out.stderr
+    with review(cwd=mem) as info:
+        page = request(info, "GET", "/pending")[1]
+        token = re.search(r'name="form_token" value="([^"]+)"', page)
+        assert token
+        status, text = request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
+                               body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+    assert status == 409 and "gpg.ssh.program" in text, text
+    assert not marker.exists() and snapshot(mem) == before and ident in proposals(mem)
+
+
+def test_the_page_previews_an_item_again_once_main_moves(mem: Path) -> None:
+    """The Pending list keeps each item's preview while nothing it depends on changes;
+    once main moves, the next load judges the item against the new main."""
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    from test_review import request, review
+
+    ident = propose(mem, "str_replace", RULES, "Never share secrets.", "Never share passwords.", "-m", "narrower",
+                    env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        first = request(info, "GET", "/pending")[1]
+        assert "passes the memory rules" in first and first == request(info, "GET", "/pending")[1]
+        later = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+        assert f"item-{later}" in request(info, "GET", "/pending")[1], "a new ref is a new list"
+        assert memory("proposals", "reject", later, cwd=mem).returncode == 0
+        assert f"item-{later}" not in request(info, "GET", "/pending")[1]
+        text = (mem / RULES).read_text().replace("Never share secrets.", "Never share keys.")
+        write(mem, RULES, text)
+        git("commit", "-q", "-am", "a person's own edit", cwd=mem, env={"GIT_MEMORY_APPROVE": "protect"})
+        again = request(info, "GET", "/pending")[1]
+    assert f"item-{ident}" in again and "conflicts with today&#39;s main" in again and RULES in again
+
+
+def test_the_pages_accept_runs_no_hook_an_agent_planted(mem: Path, tmp_path: Path) -> None:
+    """A hook file an agent left in the hooks folder would run with the person's keys and
+    ssh-agent inside the accept: the page's accept runs none, as protect does."""
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    from test_review import request, review
+
+    marker = tmp_path / "hook-ran"
+    hook = write(mem, ".git/hooks/reference-transaction", f"#!/bin/sh\necho \"$1\" >> '{marker}'\n")
+    hook.chmod(0o755)
+    ident = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    marker.unlink(missing_ok=True)  # proposing ran it: the agent's own command
+    with review(cwd=mem) as info:
+        page = request(info, "GET", "/pending")[1]
+        token = re.search(r'name="form_token" value="([^"]+)"', page)
+        assert token
+        status, text = request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
+                               body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+    assert status == 200 and f"Proposal {ident} accepted" in text, text
+    assert "Be kind." in (mem / RULES).read_text() and ident not in proposals(mem)
+    assert not marker.exists(), marker.read_text()

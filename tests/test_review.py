@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import threading
+import time
 import urllib.parse
 from contextlib import contextmanager
 from pathlib import Path
@@ -135,6 +136,108 @@ def test_accept_and_reject_in_the_browser_leave_what_the_cli_would(repo: Path, b
     assert runs[one]["status"] == "merged"
 
 
+def verified(repo: Path, rev: str) -> str:
+    """git's verdict on `rev`'s signature (%G?): G is good, by a key the allowed signers list."""
+    return git("log", "-1", "--format=%G?", rev, cwd=repo).stdout.strip()
+
+
+def shape(repo: Path, rev: str) -> tuple[str, list[str], str, list[str]]:
+    """What a merge records apart from ids and times: subject prefix, trailer keys, author, parents."""
+    subject, trailers, author, parents = git("log", "-1", "--format=%s%x00%(trailers:only)%x00%ae%x00%P", rev,
+                                             cwd=repo).stdout.split("\0")
+    return (subject.split(":")[0], sorted(t.split(":")[0] for t in trailers.splitlines() if t.strip()),
+            author, ["p"] * len(parents.split()))
+
+
+@landlock
+def test_accepts_on_the_page_are_signed_with_the_persons_key_as_the_cli_does(mem: Path, tmp_path: Path,
+                                                                             browser: Any) -> None:
+    from test_approvals import needs_ssh_keygen
+    from test_proposals import agent, propose
+    from trustkit import allow, keypair
+
+    if needs_ssh_keygen.args[0]:
+        pytest.skip(needs_ssh_keygen.kwargs["reason"])
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    person = keypair(keys, "person")
+    # The person's key in the person's own config; the memory lists it as its allowed signer.
+    for name, value in (("gpg.format", "ssh"), ("user.signingKey", str(person))):
+        git("config", "--global", name, value, cwd=mem)
+    git("config", "gpg.ssh.allowedSignersFile", str(allow(keys / "allowed", "person@example.com", person)), cwd=mem)
+    one, two, three = (pending_dream(mem, name) for name in ("first", "second", "third"))
+    ident = propose(mem, "str_replace", "system/rules.md", "Never share secrets.", "Never share passwords.",
+                    "-m", "narrower", env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{one} button.accept").click()
+        assert "Dreamed and merged 1 commit" in browser.inner_text("#result")
+        page_merge = head(mem)
+        # The person's `git dream finish ID --merge`, from the command line, for another run.
+        dream_json(mem, "finish", two, "--merge", code=0)
+        cli_merge = head(mem)
+        # Where the person's key cannot sign, the merge is refused as it is, and the run stays.
+        git("config", "--global", "user.signingKey", str(keys / "missing"), cwd=mem)
+        before = snapshot(mem)
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{three} button.accept").click()
+        assert "signing the merge failed" in browser.inner_text("#result")
+        out = dream(mem, "finish", three, "--merge")
+        assert out.returncode == 1 and "signing the merge failed" in out.stderr and "user.signingKey" in out.stderr
+        assert snapshot(mem) == before and kept(mem, three)
+        git("config", "--global", "user.signingKey", str(person), cwd=mem)
+        browser.click("nav >> text=Pending")
+        browser.locator(f"#item-{ident} button.accept").click()
+        assert f"Proposal {ident} accepted" in browser.inner_text("#result")
+    accepted = head(mem)
+    assert f"Dream-Id: {one}" in git("log", "-1", "--format=%B", page_merge, cwd=mem).stdout
+    assert verified(mem, page_merge) == verified(mem, cli_merge) == "G"
+    assert shape(mem, page_merge) == shape(mem, cli_merge)
+    message = git("log", "-1", "--format=%B", accepted, cwd=mem).stdout
+    assert verified(mem, accepted) == "G" and f"Memory-Proposal: {ident}" in message
+    assert "Memory-Approved: protect" in message and "passwords" in (mem / "system/rules.md").read_text()
+    runs = {r["id"]: r for r in json.loads(dream(mem, "list", "--json").stdout)["runs"]}
+    assert runs[three]["status"] == "pending"
+
+
+def test_a_proposal_that_moved_after_the_page_showed_it_is_not_accepted(mem: Path, browser: Any) -> None:
+    from test_proposals import agent, proposals, propose
+
+    shown = propose(mem, "insert", "system/rules.md", "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        assert "Be kind." in browser.inner_text(f"#item-{shown}")
+        # Behind the page's back, the ref now names other text (an agent with a shell can do that).
+        other = propose(mem, "str_replace", "system/rules.md", "Never share secrets.", "Share everything.",
+                        "-m", "kindness", env=agent(mem))["proposed"]
+        moved = proposals(mem)[other]
+        git("update-ref", f"refs/memory/proposals/{shown}", moved, cwd=mem)
+        before = snapshot(mem)
+        browser.locator(f"#item-{shown} button.accept").click()
+        assert f"{shown} changed since it was shown" in browser.inner_text("#result")
+    assert snapshot(mem) == before and "Share everything." not in (mem / "system/rules.md").read_text()
+    assert proposals(mem)[shown] == moved, "the proposal is still there to look at again"
+
+
+@landlock
+def test_a_dream_run_that_moved_after_the_page_showed_it_is_not_merged(repo: Path, browser: Any) -> None:
+    ident = pending_dream(repo, "shown")
+    with review(cwd=repo) as info:
+        browser.goto(info["url"])
+        browser.click("nav >> text=Pending")
+        assert "Dreamed shown." in browser.inner_text(f"#item-{ident}")
+        other = pending_dream(repo, "unseen")
+        moved = str(kept(repo, other))
+        git("update-ref", f"refs/dreams/kept/{ident}", moved, cwd=repo)
+        before = snapshot(repo)
+        browser.locator(f"#item-{ident} button.accept").click()
+        assert "changed since it was shown" in browser.inner_text("#result")
+    assert snapshot(repo) == before and not (repo / "notes/unseen.md").exists()
+    assert kept(repo, ident) == moved
+
+
 @landlock
 def test_revert_a_merged_dream_in_the_browser_goes_through_undo(repo: Path, browser: Any) -> None:
     ident = pending_dream(repo, "third")
@@ -254,10 +357,12 @@ class Attacker(http.server.BaseHTTPRequestHandler):
     """Another origin on this machine: a page that posts to the review server when opened."""
 
     target = ""
+    expect = ""  # the run's commit: an agent with a shell can read it, so the attacker knows it
 
     def do_GET(self) -> None:
         page = (f'<form id="f" method="post" action="{self.target}"><input name="form_token" value="guess">'
-                '</form><script>document.getElementById("f").submit()</script>').encode()
+                f'<input name="expect" value="{self.expect}"></form>'
+                '<script>document.getElementById("f").submit()</script>').encode()
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(page)))
@@ -277,6 +382,7 @@ def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
         browser.goto(info["url"])  # the person is logged in: the browser holds the cookie
         # A page on another port of 127.0.0.1 (same site, other origin) submits the form.
         Attacker.target = info["base"] + accept
+        Attacker.expect = str(kept(repo, ident))
         evil = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Attacker)
         threading.Thread(target=evil.serve_forever, daemon=True).start()
         try:
@@ -289,15 +395,17 @@ def test_cross_site_posts_are_refused(repo: Path, browser: Any) -> None:
         browser.goto(info["base"] + "/pending")
         token = form_token(browser)
         origin = {"Origin": info["base"]}
-        assert request(info, "POST", accept, body={}, headers=origin)[0] == 403  # no form token
-        assert request(info, "POST", accept, body={"form_token": "x" * 64}, headers=origin)[0] == 403
-        assert request(info, "POST", accept, body={"form_token": token})[0] == 403  # no Origin
-        assert request(info, "POST", accept, body={"form_token": token},
+        shown = {"expect": Attacker.expect}
+        assert request(info, "POST", accept, body=shown, headers=origin)[0] == 403  # no form token
+        assert request(info, "POST", accept, body={**shown, "form_token": "x" * 64}, headers=origin)[0] == 403
+        assert request(info, "POST", accept, body={**shown, "form_token": token})[0] == 403  # no Origin
+        assert request(info, "POST", accept, body={**shown, "form_token": token},
                        headers={"Origin": "http://evil.example"})[0] == 403
-        assert request(info, "POST", accept, body={"form_token": token}, headers=origin, cookie=False)[0] == 401
+        assert request(info, "POST", accept, body={**shown, "form_token": token}, headers=origin,
+                       cookie=False)[0] == 401
         assert snapshot(repo) == before and kept(repo, ident)
-        # The same request from the page itself goes through.
-        status, text = request(info, "POST", accept, body={"form_token": token}, headers=origin)
+        # The same request from the page itself goes through (with the run's commit it showed).
+        status, text = request(info, "POST", accept, body={**shown, "form_token": token}, headers=origin)
     assert status == 200 and "Dreamed and merged" in text, text
     assert (repo / "notes/csrf.md").exists()
 
@@ -369,6 +477,56 @@ def test_beyond_loopback_only_with_a_token(mem: Path) -> None:
 
 
 # -- the views ---------------------------------------------------------------------------------
+
+def test_every_view_of_the_readmes_example_memory(tmp_path: Path, browser: Any) -> None:
+    """The README's first memory, made by its own commands, on every view of the page."""
+    mem = tmp_path / "agent-memory"
+    for args in (("init", "-q", str(mem)),
+                 ("create", "system/contacts.md", "Sarah: +1-555-0100", "-d", "People I know", "-m",
+                  "Remember Sarah's number"),
+                 ("str_replace", "system/contacts.md", "0100", "0111", "-m", "Sarah changed numbers")):
+        out = memory(*args, cwd=mem if args[0] != "init" else tmp_path)
+        assert out.returncode == 0, out.stderr
+    changed = head(mem)
+    with review(cwd=mem) as info:
+        browser.goto(info["url"])
+        glance = browser.inner_text("main")
+        for shown in ("tokens", "maxCoreMemoryCharacters", "0 item(s)", "No dream has run", "no upstream",
+                      "work tree clean"):
+            assert shown in glance, shown
+        assert "system/contacts.md" in browser.locator("svg.chart").text_content(), "a bar for the pinned file"
+        browser.click("nav >> text=Files")
+        pinned = browser.inner_text("main").split("External")[0]
+        assert "system/contacts.md" in pinned
+        browser.click("text=system/contacts.md")
+        assert "description: People I know" in browser.inner_text("pre.frontmatter")
+        assert "Sarah: +1-555-0111" in browser.inner_text("article")
+        assert {"Sarah changed numbers", "Remember Sarah's number"} <= set(
+            browser.locator(".timeline li").all_inner_texts()[i].split(" — ")[-1] for i in range(2))
+        browser.click("nav >> text=History")
+        first = browser.locator(".timeline li").first.inner_text()
+        assert changed[:7] in first and "str_replace" in first and "system/contacts.md" in first
+        assert "Sarah changed numbers" in first
+        browser.click(f".timeline a >> text={changed[:7]}")
+        assert browser.locator("del").first.inner_text() == "0100"
+        assert browser.locator("ins").first.inner_text() == "0111"
+        browser.goto(info["base"] + "/history?op=create")
+        assert "Remember Sarah's number" in browser.inner_text("main")
+        assert "Sarah changed numbers" not in browser.inner_text("main")
+        browser.goto(info["base"] + "/history?path=system/contacts.md&author=human")
+        assert "Sarah changed numbers" in browser.inner_text("main")
+        browser.click("nav >> text=Pending")
+        assert "Nothing is waiting" in browser.inner_text("main")
+        browser.goto(info["base"] + "/search?q=Sarah")
+        assert "system/contacts.md" in browser.inner_text("main")
+        browser.click("nav >> text=Plots")
+        assert browser.locator("svg.chart").count() == 2 and "Edits per week" in browser.inner_text("main")
+        weekly = browser.locator("svg.chart").nth(1).text_content() or ""
+        # init and the two edits, all by the person here: a column per week they fall in.
+        stamps = git("log", "--format=%ct", cwd=mem).stdout.split()
+        weeks = [time.strftime("%G-W%V", time.gmtime(int(t))) for t in stamps]
+        assert all(w in weekly for w in weeks) and f"(max {max(map(weeks.count, weeks))})" in weekly, weekly
+
 
 def test_every_view_of_a_memory_and_of_a_root(tmp_path: Path, browser: Any) -> None:
     root = tmp_path / "agents"

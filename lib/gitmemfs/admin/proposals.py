@@ -71,8 +71,10 @@ def pending(repo: Repo) -> list[Proposal]:
     head = repo.head()
     res = repo.git("log", "--no-walk=unsorted", "--stdin", f"--format={_FORMAT}",
                    input="".join(sha + "\n" for sha in found.values()))
-    by_sha: dict[str, Proposal] = {}
-    ids = {sha: ident for ident, sha in found.items()}
+    out: list[Proposal] = []
+    ids: dict[str, list[str]] = {}
+    for ident, sha in found.items():  # two refs may name one commit (a ref moved by hand)
+        ids.setdefault(sha, []).append(ident)
     for record in res.out.split("\x1e"):
         fields = record.strip("\n").split("\x1f")
         if len(fields) < 7 or fields[0] not in ids:
@@ -83,9 +85,9 @@ def pending(repo: Repo) -> list[Proposal]:
             key, sep, value = line.partition(":")
             if sep:
                 trailers.setdefault(key.strip(), []).append(value.strip())
-        by_sha[sha] = Proposal(ids[sha], sha, next(iter(parents.split()), None), author, email, int(when or 0),
-                               subject, trailers, head)
-    return sorted(by_sha.values(), key=lambda p: p.id)
+        out += [Proposal(ident, sha, next(iter(parents.split()), None), author, email, int(when or 0), subject,
+                         trailers, head) for ident in ids.pop(sha)]
+    return sorted(out, key=lambda p: p.id)
 
 
 def get(repo: Repo, ident: str) -> Proposal:

@@ -53,8 +53,11 @@ def do_show(args: argparse.Namespace, ctx: Any) -> Outcome:
 
 def do_accept(args: argparse.Namespace, ctx: Any) -> Outcome:
     from gitmemfs.admin import proposals
+    from gitmemfs.core import hookless
 
-    return proposals.accept(ctx.repo(), args.id, note=args.note, sign=args.sign)
+    repo = ctx.repo()
+    hookless.only_ours(repo)  # a person's command, maybe signing: no hook or program an agent planted runs
+    return proposals.accept(repo, args.id, note=args.note, sign=args.sign)
 
 
 def do_reject(args: argparse.Namespace, ctx: Any) -> Outcome:

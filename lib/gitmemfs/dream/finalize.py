@@ -20,7 +20,9 @@ The merge never touches the parent before it is known to be clean: the merge
 commit is built with `merge-tree --write-tree` and `commit-tree`, validated
 against the parent's HEAD, and only then fast-forwarded in (`merge --ff-only`),
 so a conflict leaves the parent exactly as it was. Anything not merged that holds
-work is kept at `refs/dreams/kept/<id>` before the worktree is removed.
+work is kept at `refs/dreams/kept/<id>` before the worktree is removed. A merge a
+person asks for (`git dream finish ID --merge`, the review page's accept) is signed
+where the person signs (`sign`); a dream's own merge never is.
 """
 from __future__ import annotations
 
@@ -80,6 +82,11 @@ class Result:
         return out
 
 
+class SigningError(MemfsError):
+    """The person's merge was to be signed and git could not sign it: said as it is,
+    never recorded as the run's outcome (the run is as it was)."""
+
+
 def identity_env(repo: Repo) -> dict[str, str]:
     """Author/committer for the commits the dream itself makes (merge, snapshot)."""
     author = repo.author()
@@ -137,8 +144,9 @@ class Finalizer:
     """Finalize one run. `trailers` go on the merge commit (source range, sandbox)."""
 
     def __init__(self, repo: Repo, wt: wtmod.Worktree, *, merge_mode: str, trailers: list[str],
-                 progress: Any):
+                 progress: Any, sign: bool = False):
         self.repo = repo
+        self.sign = sign  # the person's merge, signed with the person's key (git's user.signingKey)
         self.wt = wt
         self.merge_mode = merge_mode
         self.trailers = trailers
@@ -209,6 +217,8 @@ class Finalizer:
         try:
             with WriteSession(self.repo, tool="git dream") as session:
                 return self._integrate_locked(session, head, n, allow_pending)
+        except SigningError:
+            raise
         except BusyError as exc:
             return self._not_merged("parent_dirty", head, f"The memory repository stayed busy ({exc}); "
                                     "nothing was merged.")
@@ -296,8 +306,16 @@ class Finalizer:
         message = (f"merge(dream): {summary_of(repo, head, n)}\n\n" + "\n".join(
             [f"Dream-Id: {wt.id}", f"Dream-Base: {wt.base}", f"Dream-Commits: {n}", *self.trailers,
              *extra_trailers]) + "\n")
-        merge = git.run(["commit-tree", tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,
-                        input=message, env=self.ident).out.strip()
+        sign = ["-S"] if self.sign else []
+        made = git.run(["commit-tree", *sign, tree, "-p", target, "-p", head, "-F", "-"], cwd=repo.root,
+                       input=message, env=self.ident, check=not sign)
+        if made.code != 0:
+            why = (made.err.strip().splitlines() or ["git could not sign"])[-1]
+            raise SigningError(f"git dream: signing the merge failed ({why}); nothing was merged. This "
+                               "memory signs a person's merge (commit.gpgsign, or allowed signers in "
+                               "gpg.ssh.allowedSignersFile): set your key (git config --global user.signingKey "
+                               "KEY, and gpg.format ssh for an ssh key) and run it again")
+        merge = made.out.strip()
         head = kept_head  # what a refusal keeps: the dream's own commits
         result_check = check.commit_range(repo.root, f"{merge}^!", approvals=frozenset())
         if not result_check.ok:

@@ -6,7 +6,10 @@ its agent's objects failed verification and their quarantine was left in its run
 folder (`drop` deletes it).
 `finish` verifies a run reached the memory's HEAD, or with `--merge` merges it
 through the same gate as a dream (rule check of its commits and of the merge
-result; nothing touches the parent unless that passes). `drop --note` keeps the run
+result; nothing touches the parent unless that passes). That merge is the person's:
+signed where the person signs commits (commit.gpgsign) or the memory has allowed
+signers, as a person's approved commit is (core/writer.py). `expect`: the run's
+commit the person looked at (the review page sends it); another is refused. `drop --note` keeps the run
 record (status `dropped`, the note, the last commit) and deletes the rest.
 `preview` is what `finish --merge` would do to today's main, changing nothing: the
 merge's conflicts, or its diff and the gate's two checks on it.
@@ -25,7 +28,7 @@ from gitmemfs.dream import worktree as wtmod
 from gitmemfs.dream.finalize import Result
 from gitmemfs.dream.lifecycle import Busy, DreamLock, busy_result, consume
 from gitmemfs.dream.recovery import BRANCHES
-from gitmemfs.gate import check
+from gitmemfs.gate import approved, check
 
 
 def kept_refs(repo: Repo) -> dict[str, str]:
@@ -195,20 +198,30 @@ def _conflict_help(repo: Repo, dream_id: str, info: dict[str, Any]) -> list[str]
             + ["  or to retry on top of the new main:"] + [f"    {c}" for c in retry])
 
 
-def finish(repo: Repo, text: str, *, merge: bool) -> Result:
+def signs(repo: Repo) -> bool:
+    """Whether a person's merge is signed here: where the person signs commits, or the
+    memory lists allowed signers (so a gate can tell the person's merge from another)."""
+    return repo.cfg_bool("commit.gpgsign") or approved.signers_configured(repo.root)
+
+
+def finish(repo: Repo, text: str, *, merge: bool, sign: bool = False, expect: str | None = None) -> Result:
     dirs = state.Dirs(repo.common_dir)
     try:
         with DreamLock(dirs, repo.root):
-            return _finish(repo, dirs, resolve(repo, dirs, text), merge)
+            return _finish(repo, dirs, resolve(repo, dirs, text), merge, sign or signs(repo), expect)
     except Busy as exc:
         return busy_result(repo, str(exc))
 
 
-def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
+def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool, sign: bool = False,
+            expect: str | None = None) -> Result:
     record = state.load_record(dirs, dream_id) or {"id": dream_id}
     work = kept_refs(repo).get(dream_id) or branches(repo).get(dream_id)
     if not work:
         raise MemfsError(f"git dream: run {dream_id} holds no work to finish (status {record.get('status')})")
+    if expect and expect != work:
+        raise MemfsError(f"git dream: run {dream_id} changed since it was shown (its work is {work[:12]} now, "
+                         f"not {expect[:12]}); nothing was merged: look at it again (git dream show {dream_id})")
     base = record.get("base") or repo.git("merge-base", "HEAD", work, check=False).out.strip()
     wt = wtmod.Worktree(dream_id, "", "", state.BRANCH_PREFIX + dream_id, base)
     source = record.get("source") or {}
@@ -227,7 +240,8 @@ def _finish(repo: Repo, dirs: state.Dirs, dream_id: str, merge: bool) -> Result:
             trailers += [f"Dream-Source: {source['key']}", f"Dream-Through: {source.get('end')}"]
         if record.get("sandbox") is False:
             trailers.append("Dream-Sandbox: off")
-        fin = finalize.Finalizer(repo, wt, merge_mode="auto", trailers=trailers, progress=lambda _t: None)
+        fin = finalize.Finalizer(repo, wt, merge_mode="auto", trailers=trailers, progress=lambda _t: None,
+                                 sign=sign)
         out = fin.integrate(work, allow_pending=False)
         if not out.merged:
             record.update(status=out.status, message=out.message, kept_ref=out.kept_ref,

@@ -113,11 +113,10 @@ def build(memories: Memories, token: str, hosts: HostPolicy) -> Starlette:
         return {"file": views.one_file(repo, path)} if path else {"tree": views.files(repo)}
 
     def accept(repo: Repo, request: Request, form: dict[str, str]) -> Any:
-        return pending.act(repo, request.path_params["kind"], request.path_params["ident"], "accept")
+        return pending.accept(repo, request.path_params["kind"], request.path_params["ident"], form.get("expect", ""))
 
     def reject(repo: Repo, request: Request, form: dict[str, str]) -> Any:
-        return pending.act(repo, request.path_params["kind"], request.path_params["ident"], "reject",
-                           form.get("note", ""))
+        return pending.reject(repo, request.path_params["kind"], request.path_params["ident"], form.get("note", ""))
 
     def revert(repo: Repo, request: Request, form: dict[str, str]) -> Any:
         reason = form.get("reason", "").strip()

@@ -56,10 +56,11 @@ _PROMPTS_KEPT = 8
 _PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
 
 
-def prompt(repo: Repo) -> dict[str, Any]:
-    """The compiled prompt's size against its limits, per pinned file, at HEAD."""
+def prompt(repo: Repo, head: str | None = None) -> dict[str, Any]:
+    """The compiled prompt's size against its limits, per pinned file, at HEAD (`head`
+    when the caller has read it)."""
     # A commit and the configured layout decide everything below: look before listing it.
-    key = (repo.root, repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
+    key = (repo.root, head or repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
     with _PROMPTS_LOCK:
         if key in _PROMPTS:
             return _PROMPTS[key]
@@ -86,8 +87,9 @@ def prompt(repo: Repo) -> dict[str, Any]:
 def overview(repo: Repo) -> dict[str, Any]:
     with ThreadPoolExecutor(1) as pool:  # git status works while the prompt compiles
         sync = pool.submit(lambda: status(Repo(repo.root, repo.git_dir, repo.common_dir, dict(repo.config))))
-        found = prompt(repo)
-        items = pending.every(repo)
+        head = repo.head()
+        found = prompt(repo, head)
+        items = pending.every(repo, head)
         return {**found, "pending": items, "dream": last_dream(repo), "sync": sync.result().data}
 
 
@@ -148,6 +150,47 @@ def find(repo: Repo, query: str, in_history: bool) -> Any:
     return ranked_search(repo, query, history=in_history, limit=30) if query.strip() else None
 
 
+# The token sizes of one commit's files: a commit never changes, and a reload samples
+# mostly the same commits (the step grows only every PLOT_POINTS commits).
+_SIZES: OrderedDict[tuple[str, str, str], dict[str, int]] = OrderedDict()
+_SIZES_KEPT = 4 * PLOT_POINTS
+WEEKS = 26
+_PLACES: dict[str, dict[str, str]] = {}  # layout -> path -> "pinned", "external" or "" (hidden)
+_PLACES_KEPT = 200_000
+_KIND_FORMAT = "%ct%x1f%ae%x1f%(trailers:key=Dream-Id,valueonly,separator=%x2c)"
+
+
+def sizes(repo: Repo, sha: str) -> dict[str, int]:
+    """Tokens of the files at `sha`, pinned and external (each file as `tokens.estimate` counts it)."""
+    key = (repo.common_dir, sha, repo.cfg(layouts.CONFIG_KEY) or "")
+    with _PROMPTS_LOCK:
+        if key in _SIZES:
+            return _SIZES[key]
+    listing = "\0" + repo.git("ls-tree", "-r", "-l", "-z", "--full-tree", sha, spool=True).out
+    snap_layout = layouts.detect(repo.cfg(layouts.CONFIG_KEY), f"\t{layouts.INDEX}\0" in listing)
+    parts = {"pinned": 0, "external": 0}
+    where = _PLACES.setdefault(snap_layout, {})  # a path's place, for every sample of every plot
+    for line in listing.split("\0"):
+        meta, _, path = line.partition("\t")
+        bits = meta.split(" ")
+        if len(bits) < 4 or bits[1] != "blob" or not bits[-1].isdigit():
+            continue
+        size = bits[-1]
+        place = where.get(path)
+        if place is None:
+            place = where[path] = ("" if is_hidden(path) else
+                                   "pinned" if layouts.is_core(path, snap_layout) else "external")
+        if place:
+            parts[place] += tokens.estimate(int(size))
+    if len(where) > _PLACES_KEPT:
+        where.clear()
+    with _PROMPTS_LOCK:
+        _SIZES[key] = parts
+        while len(_SIZES) > _SIZES_KEPT:
+            _SIZES.popitem(last=False)
+    return parts
+
+
 def plots(repo: Repo) -> dict[str, Any]:
     """Size over time (pinned vs external, tokens of the files) and edits per week by kind."""
     res = repo.git("log", "--first-parent", "--format=%H %ct", check=False)
@@ -156,21 +199,19 @@ def plots(repo: Repo) -> dict[str, Any]:
     picked = commits[::step][-PLOT_POINTS:] if commits else []
     if commits and picked[-1] != commits[-1]:
         picked.append(commits[-1])
-    size = []
-    for sha, when in picked:
-        listing = repo.git("ls-tree", "-r", "-l", "-z", "--full-tree", sha).out.split("\0")
-        has_index = any(line.endswith("\t" + layouts.INDEX) for line in listing)
-        snap_layout = layouts.detect(repo.cfg(layouts.CONFIG_KEY), has_index)
-        parts = {"pinned": 0, "external": 0}
-        for line in listing:
-            meta, _, path = line.partition("\t")
-            bits = meta.split()
-            if len(bits) == 4 and bits[1] == "blob" and bits[3].isdigit() and not is_hidden(path):
-                parts["pinned" if layouts.is_core(path, snap_layout) else "external"] += tokens.estimate(int(bits[3]))
-        size.append((time.strftime("%m-%d", time.gmtime(int(when))), parts))
+    size = [(time.strftime("%m-%d", time.gmtime(int(when))), sizes(repo, sha)) for sha, when in picked]
+    # Who made each commit of the last weeks: its time, author and Dream-Id only (no diffs:
+    # `history.log` lists each commit's paths, seconds of tree diffs for 5,000 commits).
+    found = repo.git("log", f"--format={_KIND_FORMAT}", "-z", "-n5000", check=False)
     weeks: dict[str, dict[str, int]] = {}
-    for e in history.log(repo, n=5000).entries:
-        week = time.strftime("%G-W%V", time.gmtime(e.time))
-        weeks.setdefault(week, {}).setdefault(e.kind, 0)
-        weeks[week][e.kind] += 1
-    return {"size": size, "weeks": sorted(weeks.items())[-26:]}
+    agents = history.agent_emails(repo)
+    for record in found.out.split("\0"):
+        when, _, rest = record.strip("\n").partition("\x1f")
+        email, _, dream_id = rest.partition("\x1f")
+        if not when.isdigit():
+            continue
+        kind = history.classify(email, {"Dream-Id": [dream_id]} if dream_id.strip() else {}, agents)
+        week = time.strftime("%G-W%V", time.gmtime(int(when)))
+        weeks.setdefault(week, {}).setdefault(kind, 0)
+        weeks[week][kind] += 1
+    return {"size": size, "weeks": sorted(weeks.items())[-WEEKS:]}
