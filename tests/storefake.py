@@ -1,11 +1,15 @@
 """A fake of Anthropic's memory stores API (`client.beta.memory_stores`), on loopback.
 
-Written from the API as the `anthropic` SDK (2.16) exposes it: its resources under
-anthropic/resources/beta/memory_stores/ and types under
-anthropic/types/beta/memory_stores/. The SDK's sdist ships a fake of its own
-(tests/lib/tools/memory_sync/_fake_anthropic.py), but it is an in-process,
-async, SDK-shaped stub with no versions, actors or redaction; `git memory` runs as
-a subprocess talking HTTP, so it cannot be reused here.
+Written from the API as the `anthropic` SDK (2.16, 2.17) exposes it: its resources
+under anthropic/resources/beta/memory_stores/ and types under
+anthropic/types/beta/memory_stores/, and the memory guide's rules. The SDK's sdist
+ships a fake of its own (tests/lib/tools/memory_sync/_fake_anthropic.py, read in the
+2.17.0 sdist), and it does not fit: it is an `AsyncAnthropic`-shaped namespace built
+in the test's own process (no HTTP, so `git memory`, a subprocess, can't reach it);
+it has `memories` only (no `memory_versions`, no store retrieve or update), derives
+each id from the path (`mem:<path>`, so a rename can't be told from delete + create)
+and its update takes no `path`; it records no versions, actors or times and has no
+redaction. Those are what the mapping to commits is made of.
 
 What it implements, over real HTTP on 127.0.0.1 (random port):
 
