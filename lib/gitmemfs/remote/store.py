@@ -166,8 +166,9 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
                     return SyncResult("pulled", f"Pulled {pulled} store versions", pulled=pulled)
                 # A write whose answer was lost lands as the store's version: sent all the same.
                 sent = pushed or attempts
-                said = f"Pushed {pushed} commits to store {sid}" if pushed else \
-                    "Sent to the store; its versions came back as store commits" if sent else "Up to date with the store"
+                said = (f"Pushed {pushed} commits to store {sid}" if pushed else
+                        "Sent to the store; its versions came back as store commits" if sent else
+                        "Up to date with the store")
                 if redacted:
                     said += f"; redacted {redacted} versions there"
                 return SyncResult("pushed" if sent or redacted else "clean", said, pushed=pushed,
