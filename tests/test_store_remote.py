@@ -355,11 +355,16 @@ def test_local_redaction_is_sent_to_the_store(srv, tmp_path):
     api = other(srv)
     made = api.memories.create(SID, path="/system/notes.md", content=NOTES + "door code 4471-secret\n")
     api.memories.update(made.id, memory_store_id=SID, content=NOTES + "door code changed\n")
-    api.memories.create(SID, path="/system/codes.md", content=memfile("codes", "wifi 4471-secret\n"))
+    codes = api.memories.create(SID, path="/system/codes.md", content=memfile("codes", "wifi 4471-secret\n"))
     dest = tmp_path / "mem"
     assert memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path).returncode == 0
     res = memory("redact", "--text-file", "-", "-m", "forget the code", cwd=dest, input="4471-secret\n")
     assert res.returncode == 0, res.stderr
+    # Each step fails once on the way: the new head's answer is lost, one redaction fails
+    # after it was made, the next before.
+    srv.lose_next_response(f"/memories/{codes.id}")
+    srv.fail_next("/redact", 503, applied=True)
+    srv.fail_next("/redact", 500)
     res, out = sync(dest)
     assert out["state"] == "pushed" and "redacted 2 versions there" in out["message"], (out, res.stderr)
     store = srv.stores[SID]
@@ -368,6 +373,11 @@ def test_local_redaction_is_sent_to_the_store(srv, tmp_path):
     assert by_path(srv)["/system/codes.md"]["content"] == memfile("codes", "wifi [REDACTED]\n")
     assert [v["redacted_at"] is not None for v in store.versions] == [True, False, True, False]
     assert 400 not in srv.statuses                        # no live head was asked to be redacted
+    assert [w for w in srv.writes if w[1].endswith("/redact")] == [
+        ("POST", f"/v1/memory_stores/{SID}/memory_versions/{v['id']}/redact") for v in store.versions
+        if v["redacted_at"]]                              # each once
+    assert len(store.versions) == 4                       # the head rewritten once
+    assert {500, 503} <= set(srv.statuses) and not srv._lose and not srv._fail   # all three happened
     assert (dest / "system/codes.md").read_text() == by_path(srv)["/system/codes.md"]["content"]
     assert sync(dest)[1]["state"] == "clean"
     # A second clone follows the redaction the store now has.

@@ -143,13 +143,14 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
             return SyncResult("dirty", "Cannot sync: the work tree has uncommitted changes; commit them first")
         state = st.load(repo)
         _sync_description(repo, client, sid, state)
-        pulled = pushed = attempts = redacted = 0
+        pulled = pushed = attempts = 0
+        redacted_before = len(state["redacted"])  # counted so, as a replay may cut a pass short
         backup = None
         backoff = Backoff()
         while True:
             try:
                 pulled += fetch(repo, client, sid, state)
-                redacted += store_redact.send(repo, client, sid, state)
+                store_redact.send(repo, client, sid, state)
             except store_push.Moved:
                 if time.monotonic() > limit:
                     return SyncResult("push_failed", "The store kept moving; gave up after the deadline; "
@@ -166,6 +167,7 @@ def sync(repo: Repo, *, deadline: float | None = None) -> SyncResult:
                     return SyncResult("pulled", f"Pulled {pulled} store versions", pulled=pulled)
                 # A write whose answer was lost lands as the store's version: sent all the same.
                 sent = pushed or attempts
+                redacted = len(state["redacted"]) - redacted_before
                 said = (f"Pushed {pushed} commits to store {sid}" if pushed else
                         "Sent to the store; its versions came back as store commits" if sent else
                         "Up to date with the store")
