@@ -91,14 +91,16 @@ def push(repo: Repo, client: Any, sid: str, before: str, sha: str, state: dict[s
     for status, path, was in changes(repo, before, sha):
         try:
             if status == "D":
-                mid = ids[path]  # what the store has, so a memory we hold the id of
+                mid = ids.get(path)  # the store's tip holds the file, so we hold its id
+                if mid is None:
+                    continue         # (never sent: deleting nothing is the side that loses nothing)
                 api.memories.delete(mid, memory_store_id=sid, expected_content_sha256=_sha(repo, before, path))
                 ids.pop(path)
                 gone = api.memory_versions.list(sid, memory_id=mid, operation="deleted")
                 seen.extend(v.id for v in gone)
             else:
                 content = repo.git("cat-file", "blob", f"{sha}:{path}").raw.decode("utf-8")
-                if was in ids:
+                if status in "MR" and was in ids:
                     mid = ids[was]
                     same = repo.git("rev-parse", f"{before}:{was}").out == repo.git("rev-parse", f"{sha}:{path}").out
                     got = api.memories.update(
