@@ -1,11 +1,15 @@
 """A fake of Anthropic's memory stores API (`client.beta.memory_stores`), on loopback.
 
-Written from the API as the `anthropic` SDK (2.16) exposes it: its resources under
-anthropic/resources/beta/memory_stores/ and types under
-anthropic/types/beta/memory_stores/. The SDK's sdist ships a fake of its own
-(tests/lib/tools/memory_sync/_fake_anthropic.py), but it is an in-process,
-async, SDK-shaped stub with no versions, actors or redaction; `git memory` runs as
-a subprocess talking HTTP, so it cannot be reused here.
+Written from the API as the `anthropic` SDK (2.16, 2.17) exposes it: its resources
+under anthropic/resources/beta/memory_stores/ and types under
+anthropic/types/beta/memory_stores/, and the memory guide's rules. The SDK's sdist
+ships a fake of its own (tests/lib/tools/memory_sync/_fake_anthropic.py, read in the
+2.17.0 sdist), and it does not fit: it is an `AsyncAnthropic`-shaped namespace built
+in the test's own process (no HTTP, so `git memory`, a subprocess, can't reach it);
+it has `memories` only (no `memory_versions`, no store retrieve or update), derives
+each id from the path (`mem:<path>`, so a rename can't be told from delete + create)
+and its update takes no `path`; it records no versions, actors or times and has no
+redaction. Those are what the mapping to commits is made of.
 
 What it implements, over real HTTP on 127.0.0.1 (random port):
 
@@ -20,10 +24,17 @@ What it implements, over real HTTP on 127.0.0.1 (random port):
 - the key (`Authorization: Bearer`, or `x-api-key`) must be one of `keys`; its actor is `api_actor` with
   `api_key_id` named after the key's position (never the key itself).
 
+- memory stores: update (`name`, `description`);
+- redaction as the API documents it: a version that is the head of a live memory
+  can't be redacted (400 here: the docs say it is refused, not with which status), a
+  version already redacted answers 409 (as two vendors' copies of the API document).
+
 `before_next(method, match, fn)` moves the store between a client's read and its
 write. `lose_next_response(match)` applies the next matching write and then drops the
-connection without answering (a lost response). `requests` records
-(method, path) of every request. `with StoreServer() as srv:` starts it.
+connection without answering (a lost response). `fail_next(match, status, applied=)`
+answers the next matching write with that status (a 5xx), after applying it or not.
+`requests` records (method, path) of every request, `writes` the writes applied.
+`with StoreServer() as srv:` starts it.
 """
 from __future__ import annotations
 
@@ -80,6 +91,8 @@ class StoreServer:
         self._n = 0
         self._lose: list[str] = []
         self._before: list[tuple[str, str, Any]] = []
+        self._fail: list[tuple[str, int, bool]] = []
+        self.writes: list[tuple[str, str]] = []
         self.httpd: ThreadingHTTPServer | None = None
 
     # -- arranging ---------------------------------------------------------
@@ -95,6 +108,11 @@ class StoreServer:
 
     def lose_next_response(self, match: str) -> None:
         self._lose.append(match)
+
+    def fail_next(self, match: str, status: int = 503, *, applied: bool = False) -> None:
+        """Answer the next write whose path contains `match` with `status`; with
+        `applied`, the write is made first (a server that failed after committing)."""
+        self._fail.append((match, status, applied))
 
     @property
     def base_url(self) -> str:
@@ -177,7 +195,17 @@ class StoreServer:
                 return _answer(h, 401, {"type": "error", "error": {"type": "authentication_error",
                                                                    "message": "invalid x-api-key"}})
             actor = {"type": "api_actor", "api_key_id": f"apikey_{self.keys.index(key) + 1:02d}"}
-            status, out = self._route(method, parts.path.strip("/").split("/"), query, body, actor)
+            fail = next((f for f in self._fail if method != "GET" and f[0] in parts.path), None)
+            if fail:
+                self._fail.remove(fail)
+            if fail and not fail[2]:
+                status, out = fail[1], {"type": "error", "error": {"type": "api_error", "message": "injected"}}
+            else:
+                status, out = self._route(method, parts.path.strip("/").split("/"), query, body, actor)
+                if method != "GET" and status < 300:
+                    self.writes.append((method, parts.path))
+                if fail:
+                    status, out = fail[1], {"type": "error", "error": {"type": "api_error", "message": "injected"}}
             self.statuses.append(status)
             lose = status < 300 and method != "GET" and any(m in parts.path for m in self._lose)
             if lose:
@@ -194,7 +222,11 @@ class StoreServer:
             return _error(404, "not_found_error", "no such memory store")
         store, rest = self.stores[seg[2]], seg[3:]
         view = query.get("view", "basic")
-        if not rest and method == "GET":
+        if not rest and method in ("GET", "POST"):
+            if method == "POST":
+                store.name = body.get("name") or store.name
+                if body.get("description") is not None:
+                    store.description = body["description"]
             return 200, {"type": "memory_store", "id": store.id, "name": store.name,
                          "description": store.description, "metadata": {}, "archived_at": None,
                          "created_at": _stamp(T0), "updated_at": _stamp(T0)}
@@ -223,6 +255,7 @@ class StoreServer:
         if rest == ["memory_versions"] and method == "GET":
             found = [v for v in store.versions
                      if query.get("memory_id") in (None, v["memory_id"])
+                     and query.get("operation") in (None, v["operation"])
                      and v["created_at"] >= query.get("created_at_gte", "")]
             return _page([self._version_json(v, view) for v in found], query)
         if len(rest) >= 2 and rest[0] == "memory_versions":
@@ -230,6 +263,12 @@ class StoreServer:
             if version is None:
                 return _error(404, "not_found_error", "no such memory version")
             if len(rest) == 3 and rest[2] == "redact" and method == "POST":
+                if version["redacted_at"] is not None:
+                    return _error(409, "invalid_request_error", "this version is already redacted")
+                live = store.memories.get(version["memory_id"])
+                if live is not None and live["memory_version_id"] == version["id"]:
+                    return _error(400, "invalid_request_error",
+                                  "a version that is the current head of a live memory cannot be redacted")
                 _, when = self._next("redaction")
                 version.update(content=None, path=None, content_sha256=None, content_size_bytes=None,
                                redacted_at=_stamp(when), redacted_by=actor)

@@ -13,6 +13,7 @@ import pytest
 from storefake import KEY, OTHER_KEY, StoreServer, sha
 
 from conftest import git, memfile, memory, write
+from dreamkit import agent, dream_json, kept, landlock
 
 anthropic = pytest.importorskip("anthropic")  # the [anthropic] extra, in the dev extra too
 
@@ -179,7 +180,7 @@ def test_lost_response_not_applied_twice(srv, tmp_path):
     edit(repo, "system/notes.md", NOTES + "once\n", "once")
     srv.lose_next_response("/memories/")
     res, out = sync(repo)
-    assert out["state"] in ("pushed", "clean"), res.stderr
+    assert out["state"] == "pushed", res.stderr
     assert by_path(srv)["/system/notes.md"]["content"] == NOTES + "once\n"
     updates = [r for r in srv.requests if r[0] == "POST" and "/memories/mem_" in r[1]]
     assert len(updates) == 1       # the replay found it applied: not sent again
@@ -267,3 +268,180 @@ def test_empty_store_first_push(srv, tmp_path):
     res, out = sync(dest)
     assert out["state"] == "pushed", out
     assert by_path(srv)["/system/first.md"]["content"] == memfile("first", "hello\n")
+
+
+# -- renames keep the memory's id ------------------------------------------------------
+
+def test_rename_is_an_update_of_the_same_memory(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    git("mv", "system/notes.md", "system/prefs.md", cwd=repo)
+    git("commit", "-q", "-m", "notes are preferences", cwd=repo)
+    res, out = sync(repo)
+    assert out["state"] == "pushed", res.stderr
+    assert by_path(srv)["/system/prefs.md"]["id"] == mid and "/system/notes.md" not in by_path(srv)
+    last = srv.stores[SID].versions[-1]
+    assert (last["operation"], last["memory_id"], last["path"]) == ("modified", mid, "/system/prefs.md")
+    assert [v["operation"] for v in srv.stores[SID].versions] == ["created", "modified"]
+    # Renamed and edited in one commit: still one update, path and content together.
+    git("mv", "system/prefs.md", "system/likes.md", cwd=repo)
+    edit(repo, "system/likes.md", NOTES + "Likes rain.\n", "likes, and rain")
+    assert sync(repo)[1]["state"] == "pushed"
+    now = by_path(srv)["/system/likes.md"]
+    assert now["id"] == mid and now["content"] == NOTES + "Likes rain.\n"
+    assert len(srv.stores[SID].versions) == 3
+    # A rename made through the API moves the file here, under the same id.
+    other(srv).memories.update(mid, memory_store_id=SID, path="/system/kept.md")
+    assert sync(repo)[1]["state"] == "pulled"
+    assert (repo / "system/kept.md").read_text() == NOTES + "Likes rain.\n"
+    assert not (repo / "system/likes.md").exists()
+    assert git("log", "-1", "--format=%s", cwd=repo).stdout.strip() == \
+        "store: modified /system/kept.md (was /system/likes.md)"
+    assert sync(repo)[1]["state"] == "clean"
+
+
+# -- retries ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("applied", [False, True])
+def test_a_5xx_on_a_write_is_retried_and_applied_once(srv, tmp_path, applied):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    edit(repo, "system/notes.md", NOTES + "once\n", "once")
+    srv.fail_next(f"/memories/{mid}", 503, applied=applied)
+    res, out = sync(repo)
+    assert out["state"] == "pushed", res.stderr
+    assert 503 in srv.statuses
+    assert by_path(srv)["/system/notes.md"]["content"] == NOTES + "once\n"
+    assert srv.writes.count(("POST", f"/v1/memory_stores/{SID}/memories/{mid}")) == 1
+    assert len(srv.stores[SID].versions) == 2
+    assert (repo / "system/notes.md").read_text() == NOTES + "once\n"
+    assert sync(repo)[1]["state"] == "clean"
+
+
+def test_a_commit_cut_short_sends_only_what_did_not_land(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    write(repo, "system/new.md", memfile("A new file", "hello\n"))     # sent first (sorted)...
+    edit(repo, "system/notes.md", NOTES + "second\n", "two files at once")
+    srv.fail_next(f"/memories/{mid}", 500)                             # ...the second fails
+    before = len(srv.writes)
+    res, out = sync(repo)
+    assert out["state"] == "pushed", res.stderr
+    assert srv.writes[before:] == [("POST", f"/v1/memory_stores/{SID}/memories"),   # created once,
+                                   ("POST", f"/v1/memory_stores/{SID}/memories/{mid}")]  # updated once
+    now = by_path(srv)
+    assert now["/system/new.md"]["content"] == memfile("A new file", "hello\n")
+    assert now["/system/notes.md"]["content"] == NOTES + "second\n"
+    assert git("rev-parse", "HEAD^{tree}", cwd=repo).stdout == \
+        git("rev-parse", "refs/memory/store/tip^{tree}", cwd=repo).stdout
+    assert sync(repo)[1]["state"] == "clean"
+
+
+def test_a_write_that_keeps_failing_stops_at_the_deadline(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    mid = by_path(srv)["/system/notes.md"]["id"]
+    edit(repo, "system/notes.md", NOTES + "never\n", "never lands")
+    for _ in range(50):
+        srv.fail_next(f"/memories/{mid}", 502)
+    res, out = sync(repo, "--deadline", "1")
+    assert res.returncode == 1 and out["state"] == "push_failed", out
+    assert by_path(srv)["/system/notes.md"]["content"] == NOTES
+    assert "never" in (repo / "system/notes.md").read_text()          # the commit stays here
+
+
+# -- redaction made here reaches the store ---------------------------------------------
+
+def test_local_redaction_is_sent_to_the_store(srv, tmp_path):
+    api = other(srv)
+    made = api.memories.create(SID, path="/system/notes.md", content=NOTES + "door code 4471-secret\n")
+    api.memories.update(made.id, memory_store_id=SID, content=NOTES + "door code changed\n")
+    codes = api.memories.create(SID, path="/system/codes.md", content=memfile("codes", "wifi 4471-secret\n"))
+    dest = tmp_path / "mem"
+    assert memory("clone", f"anthropic-store:{SID}", str(dest), cwd=tmp_path).returncode == 0
+    res = memory("redact", "--text-file", "-", "-m", "forget the code", cwd=dest, input="4471-secret\n")
+    assert res.returncode == 0, res.stderr
+    # Each step fails once on the way: the new head's answer is lost, one redaction fails
+    # after it was made, the next before.
+    srv.lose_next_response(f"/memories/{codes.id}")
+    srv.fail_next("/redact", 503, applied=True)
+    srv.fail_next("/redact", 500)
+    res, out = sync(dest)
+    assert out["state"] == "pushed" and "redacted 2 versions there" in out["message"], (out, res.stderr)
+    store = srv.stores[SID]
+    assert not [v for v in store.versions if "4471-secret" in (v["content"] or "")]
+    assert not [m for m in store.memories.values() if "4471-secret" in m["content"]]
+    assert by_path(srv)["/system/codes.md"]["content"] == memfile("codes", "wifi [REDACTED]\n")
+    assert [v["redacted_at"] is not None for v in store.versions] == [True, False, True, False]
+    assert 400 not in srv.statuses                        # no live head was asked to be redacted
+    assert [w for w in srv.writes if w[1].endswith("/redact")] == [
+        ("POST", f"/v1/memory_stores/{SID}/memory_versions/{v['id']}/redact") for v in store.versions
+        if v["redacted_at"]]                              # each once
+    assert len(store.versions) == 4                       # the head rewritten once
+    assert {500, 503} <= set(srv.statuses) and not srv._lose and not srv._fail   # all three happened
+    assert (dest / "system/codes.md").read_text() == by_path(srv)["/system/codes.md"]["content"]
+    assert sync(dest)[1]["state"] == "clean"
+    # A second clone follows the redaction the store now has.
+    two = tmp_path / "two"
+    assert memory("clone", f"anthropic-store:{SID}", str(two), cwd=tmp_path).returncode == 0
+    assert "4471-secret" not in git("log", "-p", "--all", cwd=two).stdout
+
+
+def test_local_path_redaction_deletes_the_memory_then_redacts(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    edit(repo, "system/leak.md", memfile("leak", "token abcd-1234\n"), "oops")
+    assert sync(repo)[1]["state"] == "pushed"
+    res = memory("redact", "--path", "system/leak.md", cwd=repo)
+    assert res.returncode == 0, res.stderr
+    res, out = sync(repo)
+    assert out["state"] == "pushed", (out, res.stderr)
+    assert "/system/leak.md" not in by_path(srv)
+    leak = [v for v in srv.stores[SID].versions if v["operation"] == "created" and v["path"] is None]
+    assert len(leak) == 1 and leak[0]["redacted_at"] is not None
+    assert "/system/notes.md" in by_path(srv)
+
+
+# -- the store's description ---------------------------------------------------------------
+
+def test_description_is_what_compile_shows_both_ways(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    assert git("config", "memory.storeDescription", cwd=repo).stdout.strip() == "what the agent knows"
+    shown = memory("compile", cwd=repo).stdout
+    assert '<memory_store name="notes">\nwhat the agent knows\n</memory_store>' in shown
+    assert json.loads(memory("compile", "--json", cwd=repo).stdout)["store"] == {
+        "id": SID, "name": "notes", "description": "what the agent knows"}
+    anthropic.Anthropic(api_key=OTHER_KEY, base_url=srv.base_url).beta.memory_stores.update(
+        SID, description="the user's tastes\nand habits")
+    assert sync(repo)[1]["state"] == "clean"
+    assert "the user's tastes\nand habits\n</memory_store>" in memory("compile", cwd=repo).stdout
+    git("config", "memory.storeDescription", "tastes, habits, plans", cwd=repo)
+    assert sync(repo)[1]["state"] == "clean"
+    assert srv.stores[SID].description == "tastes, habits, plans"
+    assert "memory_store" not in memory("compile", "--compat", "letta", cwd=repo).stdout
+
+
+# -- dreams ---------------------------------------------------------------------------------
+
+@landlock
+def test_only_an_accepted_dream_reaches_the_store(srv, tmp_path):
+    repo = cloned(srv, tmp_path)
+    steps = ('git memory str_replace system/notes.md "Prefers tea." "Prefers green tea." -m "green" && '
+             'git memory str_replace system/notes.md "green tea." "green tea, no sugar." -m "no sugar" && '
+             'git memory create system/dreamed.md "A dreamed note." -d "From a dream" -m "dreamed"')
+    pending = dream_json(repo, "--agent", steps, "--merge", "explicit", code=0)
+    assert pending["status"] == "pending" and pending["commits"] == 3
+    kept_run = dream_json(repo, "--agent", agent("badcommit.sh"), code=1)
+    assert kept_run["status"] == "check_failed" and kept(repo, kept_run["id"])
+    writes = list(srv.writes)
+    assert sync(repo)[1]["state"] == "clean"                  # neither the pending nor the kept run
+    assert srv.writes == writes and by_path(srv)["/system/notes.md"]["content"] == NOTES
+    done = dream_json(repo, "finish", pending["id"], "--merge", code=0)
+    assert done["status"] == "merged"
+    res, out = sync(repo)
+    assert out["state"] == "pushed", (out, res.stderr)
+    now = by_path(srv)
+    assert now["/system/notes.md"]["content"] == NOTES.replace("Prefers tea.", "Prefers green tea, no sugar.")
+    assert "/system/dreamed.md" in now and "/system/broken.md" not in now
+    # The merged result, one write per file: not the dream's steps one by one.
+    assert len(srv.writes) == len(writes) + 2
+    assert git("log", "-1", "--format=%s", "refs/memory/store/tip", cwd=repo).stdout.startswith("merge(dream)")
+    assert sync(repo)[1]["state"] == "clean"

@@ -145,14 +145,14 @@ def do_sync(args: argparse.Namespace, ctx: Any) -> Any:
 def _store_sync(repo: Any, args: argparse.Namespace) -> Any:
     """A hosted store: follow the redactions made there (admin's `redact`, a sibling
     of remote, so joined here), then sync."""
-    from gitmemfs.remote import store
+    from gitmemfs.remote import store, store_redact
 
-    gone, texts = store.redactions(repo)
+    gone, texts = store_redact.redactions(repo)
     if gone:
         if texts:
             from gitmemfs.admin import redact
             redact.redact(repo, texts, [], reason=f"redacted in the store: {', '.join(gone[:5])}")
-        store.followed(repo, gone)
+        store_redact.followed(repo, gone)
     return store.sync(repo, deadline=args.deadline)
 
 

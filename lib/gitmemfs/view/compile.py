@@ -137,15 +137,21 @@ def _memory(snapshot: Snapshot, blocks: list[FileEntry], external: list[FileEntr
 
 # --- our projection -------------------------------------------------------------------
 
-def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, int]] | None = None) -> Projection:
-    """Our projection. `layout` is `box_tree` of the external paths, if already built."""
+def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, int]] | None = None,
+           store: dict[str, str] | None = None) -> Projection:
+    """Our projection. `layout` is `box_tree` of the external paths, if already built;
+    `store`, a hosted store's name and description (remote/store.py), is shown first."""
     out = Projection()
+    if store and store.get("description"):
+        _store_block(out, store)
     letta = memory.layout == layouts.LETTA
     persona_label = PERSONA if letta else "persona"  # the root-index layout keeps persona.md at the root
     persona = next((d for d in memory.blocks if label_of(d.path) == persona_label), None)
     system = [d for d in memory.blocks if d is not persona]
     if persona is None and not system and not memory.external:
         return out
+    if out.lines:
+        out.add("")
     out.add(REMINDER)
     if persona is not None:
         out.add("")
@@ -166,6 +172,19 @@ def render(memory: Memory, *, root: str = MEMORY_DIR, layout: list[tuple[str, in
             _external_tree(out, layout, memory.external, root + "/", _describe)
         out.add("</memory>")
     return out
+
+
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u2028\u2029]")
+
+
+def _store_block(out: Projection, store: dict[str, str]) -> None:
+    """The store's description, as the hosted service gives it to an agent that
+    mounts the store: what the memory is for, written for the model."""
+    name = _UNPRINTABLE.sub("", store.get("name") or "").replace('"', "'")
+    out.add(f'<memory_store name="{name}">')
+    for line in _UNPRINTABLE.sub("", store["description"].replace("\r\n", "\n")).strip("\n").split("\n"):
+        out.add(line)
+    out.add("</memory_store>")
 
 
 def _payload(doc: Doc, pad: str, root: str) -> Iterable[str]:
@@ -350,7 +369,7 @@ def _letta_payload(doc: Doc, pad: str) -> Iterable[str]:
 
 def project(snapshot: Snapshot, *, compat: str | None = None, quote_path: bool = True,
             root: str = MEMORY_DIR, cache: str | None = None,
-            layout: str | None = None) -> tuple[Projection, Memory | None]:
+            layout: str | None = None, hosted: dict[str, str] | None = None) -> tuple[Projection, Memory | None]:
     """The projection of a snapshot, and (outside compat mode) the memory it shows.
     `cache` is a file for `DescriptionCache`, used when there are many external files.
     `layout` defaults to what the snapshot shows (a root MEMORY.md: letta-root)."""
@@ -366,7 +385,7 @@ def project(snapshot: Snapshot, *, compat: str | None = None, quote_path: bool =
     memory = _memory(snapshot, blocks, external, plain, pending.result(), known, layout)
     if store is not None:
         store.save({e.oid: d.description for e, d in zip(external, memory.external) if d.problem is None})
-    return render(memory, root=root, layout=index), memory
+    return render(memory, root=root, layout=index, store=hosted), memory
 
 
 def as_json(memory: Memory) -> dict[str, Any]:
