@@ -128,8 +128,8 @@ def test_keys_are_printed_once_and_stored_as_hashes_only(tmp_path: Path) -> None
     stored = keys_file.read_text()
     assert key not in stored and ops not in stored and "sha256:" in stored
     listed = memory("serve", "keys", "list", "--root", str(root), cwd=tmp_path)
-    assert "agent-1: read -; write -; create agent-1" in listed.stdout
-    assert "ops: read *; write team-*; create -" in listed.stdout
+    assert "agent-1 (agent): read -; write -; create agent-1" in listed.stdout
+    assert "ops (agent): read *; write team-*; create -" in listed.stdout
     assert key not in listed.stdout + listed.stderr and ops not in listed.stdout
     again = memory("serve", "keys", "add", "ops", "--root", str(root), cwd=tmp_path)
     assert again.returncode == 1 and "revoke it first" in again.stderr
