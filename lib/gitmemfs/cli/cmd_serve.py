@@ -13,8 +13,9 @@ DESCRIPTION = (
     "LETTA_MEMFS_BASE_URL set to the printed URL) and /<name>.git. Every request needs a key "
     "(git memory serve keys add): Authorization: Bearer <key>, or Basic with user letta and the key "
     "as password. Every memory has the pre-receive gate, receive.fsckObjects and receive.denyDeletes; "
-    "a memory a key may create is made on first use, seeded as git memory init seeds it. The URL is "
-    "printed first; --port 0 picks a free port.")
+    "a memory a key may create is made on first use, seeded as git memory init seeds it. The same "
+    "port serves /mcp (MCP over streamable HTTP) and the review page, with the same keys (the page "
+    "takes person and operator keys). The URL is printed first; --port 0 picks a free port.")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
