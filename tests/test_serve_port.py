@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -251,6 +252,21 @@ def test_the_page_refuses_agent_keys_and_wrong_keys_in_its_words(served: Served,
     status, _, body = get(f"{served.url}/a/agent-p/files", {"Authorization": f"Bearer {person}"})
     assert status == 400 and b"key pat may not read memory agent-p" in body
     assert b"Ann" not in body
+
+    # A person who may only read sees the page's revert form, and the revert is refused
+    reader = served.key("rita", "--kind", "operator", "--read", "agent-p")
+    bare = served.bare("agent-p")
+    tip = git("rev-parse", "main", cwd=bare).stdout.strip()
+    auth = {"Authorization": f"Bearer {reader}"}
+    status, _, page = get(f"{served.url}/a/agent-p/commit/{tip}", auth)
+    assert status == 200 and b"Ann: owns a boat" in page
+    form_token = re.search(rb'name="form_token" value="([0-9a-f]+)"', page)
+    assert form_token
+    form = f"form_token={form_token[1].decode()}&reason=rita+reverts".encode()
+    status, _, body = get(f"{served.url}/a/agent-p/commit/{tip}/revert",
+                          {**auth, "Origin": served.url, "Content-Type": "application/x-www-form-urlencoded"}, form)
+    assert status == 409 and b"key rita may not write memory agent-p" in body, body
+    assert git("rev-parse", "main", cwd=bare).stdout.strip() == tip
 
 
 def test_a_person_reviews_and_reverts_in_a_browser_on_serves_port(served: Served, tmp_path: Path) -> None:
