@@ -304,3 +304,35 @@ def test_a_person_reviews_and_reverts_in_a_browser_on_serves_port(served: Served
     git("pull", "-q", "--ff-only", cwd=work, env=bearer(agent))
     assert not (work / "notes/oops.md").exists()
     git("fsck", "--strict", "--no-dangling", cwd=bare)
+
+
+def test_a_proposal_made_over_mcp_is_accepted_on_the_page_and_lands(served: Served, tmp_path: Path) -> None:
+    pytest.importorskip("starlette", reason="the [review] extra is not installed")
+    agent = served.key("agent-q")
+    seeded(served, tmp_path, "agent-q", agent, "Ann: owns a boat\n")
+
+    async def propose(c: Any) -> Any:  # kept for a person, in the server's work tree of agent-q
+        return await c.call_tool("str_replace", {"path": "system/people.md", "old_string": "a boat",
+                                                 "new_string": "two boats", "reason": "agent: ask first",
+                                                 "propose": True})
+
+    made = session(served.url, agent, propose)
+    assert not made.is_error, text(made)
+    ident = made.structured_content["proposed"]
+    bare = served.bare("agent-q")
+    tip = git("rev-parse", "main", cwd=bare).stdout.strip()
+    assert "two boats" not in git("show", "main:system/people.md", cwd=bare).stdout  # nothing landed yet
+    person = served.key("pat", "--kind", "person", "--write", "agent-q")
+    auth = {"Authorization": f"Bearer {person}"}
+    status, _, page = get(f"{served.url}/a/agent-q/pending", auth)
+    assert status == 200 and ident.encode() in page, page[-2000:]
+    form_token = re.search(rb'name="form_token" value="([0-9a-f]+)"', page)
+    assert form_token
+    status, _, body = get(f"{served.url}/a/agent-q/pending/proposal/{ident}/accept",
+                          {**auth, "Origin": served.url, "Content-Type": "application/x-www-form-urlencoded"},
+                          f"form_token={form_token[1].decode()}".encode())
+    assert status == 200, body
+    assert git("rev-parse", "main~1", cwd=bare).stdout.strip() == tip
+    assert "Ann: owns two boats" in git("show", "main:system/people.md", cwd=bare).stdout
+    assert "Memory-Proposal" in git("log", "-1", "--format=%B", "main", cwd=bare).stdout
+    git("fsck", "--strict", "--no-dangling", cwd=bare)
