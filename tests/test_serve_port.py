@@ -336,3 +336,30 @@ def test_a_proposal_made_over_mcp_is_accepted_on_the_page_and_lands(served: Serv
     assert "Ann: owns two boats" in git("show", "main:system/people.md", cwd=bare).stdout
     assert "Memory-Proposal" in git("log", "-1", "--format=%B", "main", cwd=bare).stdout
     git("fsck", "--strict", "--no-dangling", cwd=bare)
+
+
+def test_a_change_over_mcp_that_loses_a_race_to_a_push_is_made_again_on_top(served: Served, tmp_path: Path) -> None:
+    key = served.key("agent-x")
+    work = seeded(served, tmp_path, "agent-x", key, "Ann: owns a boat\n")
+    bare = served.bare("agent-x")
+    commit(work, "notes/git.md", note("From git", "pushed while the server's push was in the gate\n"), "git: racer")
+    # The race, made certain: the first push the gate sees (the server's) lets a git client's
+    # push land first, from inside the operator's pre-receive.local, so the server's loses.
+    marker = tmp_path / "race-once"
+    marker.write_text("")
+    local = bare / "hooks" / "pre-receive.local"
+    local.write_text(f"#!/bin/sh\ncat >/dev/null\n[ -f {marker} ] || exit 0\nrm -f {marker}\n"
+                     f"env -i PATH=\"$PATH\" HOME=\"$HOME\" git -C {work} push -q {bare} HEAD:main >&2\n")
+    local.chmod(0o755)
+
+    async def write(c: Any) -> Any:
+        return await c.call_tool("create", {"path": "notes/mcp.md", "description": "From MCP",
+                                            "file_text": "made over mcp\n", "reason": "mcp: after the race"})
+
+    made = session(served.url, key, write)
+    assert not made.is_error, text(made)
+    assert not marker.exists()  # the race ran
+    log = git("log", "--format=%s", "main", cwd=bare).stdout.split("\n")
+    assert log[:2] == ["mcp: after the race", "git: racer"], log
+    assert git("rev-list", "--count", "main", cwd=bare).stdout.strip() == "4"  # seed, people, racer, mcp
+    git("fsck", "--strict", "--no-dangling", cwd=bare)
