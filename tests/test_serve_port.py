@@ -363,3 +363,34 @@ def test_a_change_over_mcp_that_loses_a_race_to_a_push_is_made_again_on_top(serv
     assert log[:2] == ["mcp: after the race", "git: racer"], log
     assert git("rev-list", "--count", "main", cwd=bare).stdout.strip() == "4"  # seed, people, racer, mcp
     git("fsck", "--strict", "--no-dangling", cwd=bare)
+
+
+def test_a_subscription_hears_of_a_git_push_and_another_agents_is_refused(served: Served, tmp_path: Path) -> None:
+    ka, kb = served.key("agent-s"), served.key("agent-t")
+    work = seeded(served, tmp_path, "agent-s", ka, "Ann: owns a boat\n")
+    seeded(served, tmp_path, "agent-t", kb, "Bob\n")
+    uri = "memory://agent-s/system/people.md"
+
+    def push() -> None:
+        commit(work, "system/people.md", note("People I know", "Ann: owns two boats\n"), "git: a second boat")
+        git("push", "-q", "origin", "HEAD", cwd=work, env=bearer(ka))
+
+    async def listen(c: Any) -> Any:
+        async with c.listen(resource_subscriptions=[uri]) as sub:
+            await anyio.to_thread.run_sync(push)
+            async for event in sub:
+                if event.uri == uri:
+                    break
+        return (await c.read_resource(uri)).contents[0].text
+
+    assert "two boats" in session(served.url, ka, listen)
+
+    async def steal(c: Any) -> Any:
+        try:
+            async with c.listen(resource_subscriptions=[uri]):
+                return None
+        except Exception as exc:  # noqa: BLE001 - the server's JSON-RPC error
+            return str(exc)
+
+    refused = session(served.url, kb, steal)
+    assert refused and "key agent-t may not read memory agent-s" in refused

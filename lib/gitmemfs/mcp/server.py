@@ -263,8 +263,28 @@ def mounted(memories: Memories, policy: HostPolicy, keys: KeyStore) -> Any:
     them); each key reaches the memories its grant names, and writes only where it may."""
     advice = ("send Authorization: Bearer <key> with a key from git memory serve keys add "
               "(the same key the agent's git uses)")
-    return MemoryServer(memories).http_app(policy.names[-1], policy, lambda v: keys.find(v) or False, advice,
-                                           basic=True, realm="git-memory")
+    server = MemoryServer(memories)
+    app = server.http_app(policy.names[-1], policy, lambda v: keys.find(v) or False, advice,
+                          basic=True, realm="git-memory")
+    return Watching(app, server)
+
+
+class Watching:
+    """An app whose lifespan also runs the server's watcher (subscriptions hear of every
+    memory that moves, by a push or by another call), as serve_http's task group does."""
+
+    def __init__(self, app: Any, server: MemoryServer):
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        await anyio.to_thread.run_sync(self.server.watcher.poll)  # the baseline, before the first request
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.server.watch, poll_interval())
+            await self.app(scope, receive, send)
+            tg.cancel_scope.cancel()
 
 
 def poll_interval() -> float:

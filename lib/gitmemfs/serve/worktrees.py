@@ -41,6 +41,8 @@ class ServedMemories(Memories):
         self._locks: dict[str, threading.RLock] = {}
         self._guard = threading.Lock()
         self._at: dict[str, str] = {}  # memory -> the tip its work tree is at
+        self._branches: dict[str, str] = {}  # memory -> its branch (the bare repository's HEAD)
+        self._seen: dict[str, tuple[tuple[Any, ...], str | None]] = {}  # memory -> (ref stamp, tip)
 
     # -- which memory, and may this key use it --------------------------------------------
 
@@ -113,12 +115,12 @@ class ServedMemories(Memories):
         head = git.run(["rev-parse", "HEAD"], cwd=work).out.strip()
         if head == base:
             return True  # nothing was committed (a proposal, or a call that changed nothing)
-        branch = self._branch(bare)
+        branch = self._branch(name, bare)
         pushed = git.run(["push", "--porcelain", "--quiet", bare, f"HEAD:{branch}"], cwd=work, check=False)
         if pushed.code == 0:
             self._at[name] = head
             return True
-        tip = self._tip(bare)
+        tip = self._tip(name, bare)
         self._reset(work, tip or base)
         self._at[name] = tip or base
         if tip != base:
@@ -137,14 +139,25 @@ class ServedMemories(Memories):
     def _work(self, name: str) -> str:
         return os.path.join(state_dir(self.maker.root), "work", name)
 
-    @staticmethod
-    def _branch(bare: str) -> str:
-        res = git.run(["symbolic-ref", "-q", "HEAD"], cwd=bare, check=False)
-        return res.out.strip() or "refs/heads/main"
+    def _branch(self, name: str, bare: str) -> str:
+        if name not in self._branches:
+            res = git.run(["symbolic-ref", "-q", "HEAD"], cwd=bare, check=False)
+            self._branches[name] = res.out.strip() or "refs/heads/main"
+        return self._branches[name]
 
-    def _tip(self, bare: str) -> str | None:
-        res = git.run(["rev-parse", "-q", "--verify", self._branch(bare) + "^{commit}"], cwd=bare, check=False)
-        return res.out.strip() or None if res.code == 0 else None
+    def _tip(self, name: str, bare: str) -> str | None:
+        """The memory's branch tip. Asked of git only when the files a ref update replaces
+        (the loose ref, packed-refs: each written anew and renamed into place) have changed
+        since it last asked, so an unchanged memory costs a few stat calls per use."""
+        branch = self._branch(name, bare)
+        stamp = tuple(_stat(os.path.join(bare, f)) for f in (branch, "packed-refs", "HEAD"))
+        seen = self._seen.get(name)
+        if seen is not None and seen[0] == stamp:
+            return seen[1]
+        res = git.run(["rev-parse", "-q", "--verify", branch + "^{commit}"], cwd=bare, check=False)
+        tip = (res.out.strip() or None) if res.code == 0 else None
+        self._seen[name] = (stamp, tip)
+        return tip
 
     def _fresh(self, name: str) -> str:
         """The work tree of `name`, at the memory's tip (made on first use)."""
@@ -152,7 +165,7 @@ class ServedMemories(Memories):
         if not os.path.isdir(os.path.join(work, ".git")):
             self._clone(bare, work)
             self._at.pop(name, None)
-        tip = self._tip(bare)
+        tip = self._tip(name, bare)
         if tip is None:
             raise MemfsError(f"memory: {name} has no commit on its branch yet; push one first")
         if self._at.get(name) != tip:
@@ -176,3 +189,11 @@ class ServedMemories(Memories):
         if layout:
             git.run(["config", "memory.layout", layout], cwd=work)
         git.run(["config", "memory.repo", "true"], cwd=work)
+
+
+def _stat(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
