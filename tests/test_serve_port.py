@@ -178,8 +178,16 @@ def test_wrong_and_missing_keys_get_401_in_the_servers_words(served: Served, tmp
         answer = json.loads(body)
         assert answer["error"] == "invalid_token" and "git memory serve keys add" in answer["error_description"]
         assert "agent-w" not in body.decode()
-    status, _, body = post(served.url, {"Authorization": f"Bearer {key}"}, INITIALIZE)
+    status, head, body = post(served.url, {"Authorization": f"Bearer {key}"}, INITIALIZE)
     assert status == 200 and b'"serverInfo"' in body
+    # Another valid key presenting this session's id finds no such session
+    other = served.key("agent-w2")
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    sid = {"Mcp-Session-Id": head["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"}
+    status, _, body = post(served.url, {"Authorization": f"Bearer {other}", **sid}, listing)
+    assert status == 404 and b"Session not found" in body, (status, body)
+    status, _, body = post(served.url, {"Authorization": f"Bearer {key}", **sid}, listing)
+    assert status == 200 and b'"tools"' in body
 
     async def act(c: Any) -> Any:
         return await c.list_tools()

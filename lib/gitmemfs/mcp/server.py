@@ -231,14 +231,16 @@ class MemoryServer:
                     await low.run(read, write, low.create_initialization_options())
                 tg.cancel_scope.cancel()
 
-    def http_app(self, host: str, policy: HostPolicy, tokens: Tokens, advice: str, **gate: Any) -> Any:
-        """The streamable HTTP endpoint /mcp behind our gate (also mounted by `git memory serve`)."""
+    def http_app(self, host: str, policy: HostPolicy, tokens: Tokens, advice: str, *,
+                 owner: Any = None, **gate: Any) -> Any:
+        """The streamable HTTP endpoint /mcp behind our gate (also mounted by `git memory serve`).
+        `owner`: the principal of a request's grant; a session then answers only to it."""
         allowed = [f"http://{h}" for h in policy.patterns()] + policy.origins
         # The SDK checks Host and Origin on its endpoint; our gate checks the token.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=policy.patterns(),
                                              allowed_origins=allowed)
-        return Gate(self.low.streamable_http_app(host=host, transport_security=security), tokens,
-                    advice=advice, **gate)
+        app = self.low.streamable_http_app(host=host, transport_security=security)
+        return Gate(app if owner is None else Owned(app, owner), tokens, advice=advice, **gate)
 
     async def serve_http(self, host: str, port: int, tokens: TokenTable, origins: list[str]) -> None:
         import uvicorn
@@ -265,8 +267,27 @@ def mounted(memories: Memories, policy: HostPolicy, keys: KeyStore) -> Any:
               "(the same key the agent's git uses)")
     server = MemoryServer(memories)
     app = server.http_app(policy.names[-1], policy, lambda v: keys.find(v) or False, advice,
-                          basic=True, realm="git-memory")
+                          basic=True, realm="git-memory", owner=lambda grant: grant.id)
     return Watching(app, server)
+
+
+class Owned:
+    """Names the request's principal as the SDK's auth would (scope["user"]), so a session
+    opened with one key answers 404 to another key that presents its id."""
+
+    def __init__(self, app: Any, owner: Any):
+        self.app, self.owner = app, owner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        grant = scope.get(GRANT_KEY)
+        if scope["type"] == "http" and grant is not None:
+            from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+            from mcp.server.auth.provider import AccessToken
+
+            # The token field is the SDK's; the key itself never goes there.
+            scope = {**scope, "user": AuthenticatedUser(AccessToken(token="-", client_id=str(self.owner(grant)),
+                                                                    scopes=[]))}
+        await self.app(scope, receive, send)
 
 
 class Watching:
