@@ -402,3 +402,23 @@ def test_a_subscription_hears_of_a_git_push_and_another_agents_is_refused(served
 
     refused = session(served.url, kb, steal)
     assert refused and "key agent-t may not read memory agent-s" in refused
+
+
+def test_behind_a_proxy_the_origin_it_names_is_taken_and_no_other(tmp_path: Path) -> None:
+    root = tmp_path / "srv"
+    root.mkdir()
+    proc = subprocess.Popen(["git", "memory", "serve", "--root", str(root), "--json"], text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                            env={**os.environ, "GIT_MEMORY_SERVE_ORIGINS": "https://memory.example.org"})
+    try:
+        assert proc.stdout is not None
+        url = json.loads(proc.stdout.readline())["url"]
+        key = Served(root, proc, url).key("agent-y")
+        status, _, body = post(url, {"Authorization": f"Bearer {key}", "Origin": "https://memory.example.org"},
+                               INITIALIZE)
+        assert status == 200 and b'"serverInfo"' in body, (status, body)
+        status, _, _ = post(url, {"Authorization": f"Bearer {key}", "Origin": "https://evil.example"}, INITIALIZE)
+        assert status == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

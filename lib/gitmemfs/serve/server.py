@@ -27,7 +27,7 @@ from gitmemfs.serve import access, cgi, paths, repos
 from gitmemfs.serve.worktrees import ServedMemories
 from gitmemfs.web import auth, listen
 from gitmemfs.web.asgi import Loop
-from gitmemfs.web.hosts import HostPolicy, shown
+from gitmemfs.web.hosts import HostPolicy, extra_origins, shown
 from gitmemfs.web.keys import Grant, KeyStore
 from gitmemfs.web.memories import Memories
 
@@ -36,6 +36,7 @@ Mounts = dict[str, Callable[[Memories, HostPolicy, KeyStore], Any]]
 MOUNT_HELP = {"mcp": "/mcp needs the [mcp] extra: pip install 'git-memfs[mcp]'",
               "page": "not a memory URL; use /v1/git/<agentId>/state.git or /<name>.git (smart HTTP only); "
                       "the review page here needs the [review] extra: pip install 'git-memfs[review]'"}
+ORIGINS_ENV = "GIT_MEMORY_SERVE_ORIGINS"  # the origins browsers see behind a proxy, comma-separated
 MAX_APP_BODY = 32 << 20  # an MCP message or a form: a whole memory file fits, a flood does not
 
 MAX_LINE = 65536  # a chunk-size line longer than this is not a git client's
@@ -211,7 +212,8 @@ def run(root: str, *, host: str = "127.0.0.1", port: int = 0, layout: str = "let
     port = sock.getsockname()[1]
     hosts = HostPolicy(host, port) if auth.is_loopback(host) else None
     service = Service(root, layout, hosts)
-    service.mount(mounts or {}, HostPolicy(host, port))
+    # A proxy in front (TLS) keeps the Host it reached us by; the pages' own origin is added here.
+    service.mount(mounts or {}, HostPolicy(host, port, extra_origins(ORIGINS_ENV)))
     handler = type("BoundHandler", (Handler,), {"service": service})
     server = Server((host.strip("[]"), port), handler, bind_and_activate=False)
     server.socket.close()
