@@ -378,6 +378,8 @@ def test_a_subscription_hears_of_a_git_push_and_another_agents_is_refused(served
     work = seeded(served, tmp_path, "agent-s", ka, "Ann: owns a boat\n")
     seeded(served, tmp_path, "agent-t", kb, "Bob\n")
     uri = "memory://agent-s/system/people.md"
+    # Memories only git has touched get no work tree of the server's (the watcher makes none)
+    assert not (served.root / ".git-memory-serve" / "work").exists()
 
     def push() -> None:
         commit(work, "system/people.md", note("People I know", "Ann: owns two boats\n"), "git: a second boat")

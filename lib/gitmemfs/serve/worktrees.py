@@ -50,6 +50,12 @@ class ServedMemories(Memories):
         root = self.root or ""
         return [n for n in repos.existing(root) if grant is None or grant.may("read", n)]
 
+    def watched(self) -> list[str]:
+        """Only memories a call or the page has used (they have a work tree): the watcher
+        makes none, so a server that only speaks git keeps no work trees at all."""
+        work = os.path.join(state_dir(self.maker.root), "work")
+        return [n for n in self.agents() if os.path.isdir(os.path.join(work, n, ".git"))]
+
     def implied(self, grant: Any) -> str | None:
         return grant.literal() if isinstance(grant, Grant) else None
 

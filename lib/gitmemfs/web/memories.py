@@ -73,6 +73,10 @@ class Memories:
                              f"run git memory init {os.path.join(self.root, agent)}")
         return path
 
+    def watched(self) -> list[str]:
+        """The agents whose HEAD a subscription watcher polls: every one here."""
+        return self.agents()
+
     def implied(self, grant: Any) -> str | None:
         """The agent a grant names alone, used when a call names none."""
         return next(iter(grant)) if grant is not None and len(grant) == 1 else None
