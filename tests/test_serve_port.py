@@ -12,6 +12,8 @@ import json
 import os
 import re
 import subprocess
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +190,20 @@ def test_wrong_and_missing_keys_get_401_in_the_servers_words(served: Served, tmp
     assert status == 404 and b"Session not found" in body, (status, body)
     status, _, body = post(served.url, {"Authorization": f"Bearer {key}", **sid}, listing)
     assert status == 200 and b'"tools"' in body
+    # The client ends its session (DELETE), and the id is gone; git's paths take no DELETE
+    end = urllib.request.Request(f"{served.url}/mcp", method="DELETE",
+                                 headers={"Authorization": f"Bearer {key}", **sid})
+    with urllib.request.urlopen(end, timeout=LIMIT) as resp:
+        assert resp.status in (200, 204)
+    status, _, body = post(served.url, {"Authorization": f"Bearer {key}", **sid}, listing)
+    assert status == 404, (status, body)
+    gone = urllib.request.Request(f"{served.letta('agent-w')}/git-receive-pack", method="DELETE",
+                                  headers={"Authorization": f"Bearer {key}"})
+    try:
+        urllib.request.urlopen(gone, timeout=LIMIT)
+        raise AssertionError("DELETE on a git path was answered")
+    except urllib.error.HTTPError as exc:
+        assert exc.code == 405
 
     async def act(c: Any) -> Any:
         return await c.list_tools()

@@ -88,6 +88,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self._handle()
 
+    def do_DELETE(self) -> None:
+        self._handle()  # MCP ends a session with DELETE; git has no use for it
+
     def log_message(self, format: str, *args: Any) -> None:
         pass  # no access log: nothing a client sent is written anywhere
 
@@ -100,6 +103,8 @@ class Handler(BaseHTTPRequestHandler):
         where = route(path)
         if where != "git":
             return self._app(where, path, query)
+        if self.command not in ("GET", "POST"):
+            return self._refuse(405, f"git's smart HTTP has no {self.command}", [("Allow", "GET, POST")])
         try:
             target, grant = access.admit(svc.keys, svc.maker, path, query, self.headers.get("Authorization"))
         except access.Refusal as no:
