@@ -467,6 +467,24 @@ def smoke(url: str, root: Path, tmp_path: Path) -> None:
     fsck(bare)
 
 
+def mcp_through_a_proxy(url: str, root: Path, tmp_path: Path) -> None:
+    """/mcp reached through nginx: a session with an agent's key, a call on its own memory
+    (smoke-a, which the smoke made), the browser-style Origin the proxy's site has."""
+    key = memory("serve", "keys", "add", "smoke-mcp", "--read", "smoke-a", "--root", str(root),
+                 cwd=tmp_path).stdout.strip()
+    head = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "Origin": url,
+            "Accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    status, answer, body = get(f"{url}/mcp", head, json.dumps(hello).encode())
+    assert status == 200 and b'"serverInfo"' in body, (status, body)
+    head.update({"Mcp-Session-Id": answer["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"})
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "view", "arguments": {"path": "system/s.md"}}}
+    status, _, body = get(f"{url}/mcp", head, json.dumps(call).encode())
+    assert status == 200 and b"It works." in body, (status, body)
+
+
 def test_smoke_on_the_built_in_server(served: Served, tmp_path: Path) -> None:
     smoke(served.url, served.root, tmp_path)
 
@@ -504,6 +522,11 @@ def test_smoke_behind_nginx_and_fcgiwrap(tmp_path: Path) -> None:
     script.write_text(f"#!/bin/sh\nexport {passed}\nexec git memory serve cgi --root '{root}'\n")
     script.chmod(0o755)
     sock, port = box / "fcgi.sock", free_port()
+    # /mcp proxied to the built-in server on the same root and keys, as docs/serving.md shows
+    mcp_port = free_port()
+    builtin = subprocess.Popen(["git", "memory", "serve", "--root", str(root), "--port", str(mcp_port), "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "GIT_MEMORY_SERVE_ORIGINS": f"http://127.0.0.1:{port}"})
     user = "user root root;\n" if os.geteuid() == 0 else ""
     kinds = ("client_body", "fastcgi", "proxy", "uwsgi", "scgi")
     temps = "".join(f"{kind}_temp_path {box}/{kind};\n" for kind in kinds)
@@ -517,6 +540,11 @@ http {{
   server {{
     listen 127.0.0.1:{port};
     client_max_body_size 0;
+    location /mcp {{
+      proxy_pass http://127.0.0.1:{mcp_port};
+      proxy_buffering off;
+      proxy_read_timeout 1h;
+    }}
     location / {{
       include /etc/nginx/fastcgi_params;
       fastcgi_param SCRIPT_FILENAME {script};
@@ -534,8 +562,10 @@ http {{
         wait_for(box / "nginx.pid", web)
         assert web.poll() is None, (box / "error.log").read_text()
         smoke(f"http://127.0.0.1:{port}", root, tmp_path)
+        assert builtin.stdout is not None and json.loads(builtin.stdout.readline())["ok"]
+        mcp_through_a_proxy(f"http://127.0.0.1:{port}", root, tmp_path)
     finally:
-        for proc in (web, fcgi):
+        for proc in (web, fcgi, builtin):
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)

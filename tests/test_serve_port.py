@@ -440,3 +440,23 @@ def test_behind_a_proxy_the_origin_it_names_is_taken_and_no_other(tmp_path: Path
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_an_http_1_0_client_gets_an_unchunked_stream(served: Served) -> None:
+    import socket
+
+    key = served.key("agent-h")
+    host, port = served.url.removeprefix("http://").split(":")
+    body = json.dumps(INITIALIZE).encode()
+    request = (f"POST /mcp HTTP/1.0\r\nHost: {host}:{port}\r\nAuthorization: Bearer {key}\r\n"
+               f"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+               f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+    with socket.create_connection((host, int(port)), timeout=LIMIT) as conn:
+        conn.sendall(request)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.") and b" 200 " in head.split(b"\r\n")[0], head
+    assert b"transfer-encoding" not in head.lower()
+    assert rest.startswith(b"event: message") and b'"serverInfo"' in rest, rest[:200]

@@ -137,7 +137,9 @@ class Loop:
                         names.add(name.lower())
                         if name.lower() not in ("connection", "transfer-encoding"):
                             handler.send_header(name, bytes(value).decode("latin-1"))
-                    chunked = "content-length" not in names
+                    # HTTP/1.0 (nginx's default to a proxied server) has no chunks: the
+                    # body then ends where the connection does.
+                    chunked = "content-length" not in names and handler.request_version != "HTTP/1.0"
                     if chunked:
                         handler.send_header("Transfer-Encoding", "chunked")
                     handler.send_header("Connection", "close")
