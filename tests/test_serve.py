@@ -1,8 +1,10 @@
-"""`git memory serve`: the real server on 127.0.0.1, driven by plain git, by git configured
-as Letta Code configures it, and by `git memory clone`/`sync`.
+"""`git memory serve`: the real server on 127.0.0.1, driven by plain git, by Letta Code's own
+MemFS git code (from its npm package, tests/letta_code/memfs-git.cjs), and by
+`git memory clone`/`sync`.
 
-Keys reach git only through the environment (GIT_CONFIG_COUNT, $LETTA_API_KEY read by the
-credential helper), never argv.
+Our tests hand keys to git only through the environment (GIT_CONFIG_COUNT, $LETTA_API_KEY
+read by a credential helper), never argv. Letta Code's code does as it does: the key in a
+`-c http.extraHeader` argument and inline in the repository's credential helper.
 """
 from __future__ import annotations
 
@@ -19,9 +21,14 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
+import test_letta_hooks
 
 from conftest import git, memory
 
+HERE = Path(__file__).resolve().parent
+letta_bundle = test_letta_hooks.letta_bundle  # Letta Code's npm bundle, fetched once (npm pack)
+# The shape of the helper Letta Code writes, reading the key from the environment rather
+# than holding it: for the smoke runs below (Letta's own code runs in the test above).
 LETTA_HELPER = '!f() { echo "username=letta"; echo "password=$LETTA_API_KEY"; }; f'
 
 
@@ -128,8 +135,8 @@ def test_keys_are_printed_once_and_stored_as_hashes_only(tmp_path: Path) -> None
     stored = keys_file.read_text()
     assert key not in stored and ops not in stored and "sha256:" in stored
     listed = memory("serve", "keys", "list", "--root", str(root), cwd=tmp_path)
-    assert "agent-1: read -; write -; create agent-1" in listed.stdout
-    assert "ops: read *; write team-*; create -" in listed.stdout
+    assert "agent-1 (agent): read -; write -; create agent-1" in listed.stdout
+    assert "ops (agent): read *; write team-*; create -" in listed.stdout
     assert key not in listed.stdout + listed.stderr and ops not in listed.stdout
     again = memory("serve", "keys", "add", "ops", "--root", str(root), cwd=tmp_path)
     assert again.returncode == 1 and "revoke it first" in again.stderr
@@ -154,39 +161,69 @@ def test_keys_added_at_the_same_moment_all_land(tmp_path: Path) -> None:
 
 # --- Letta Code against it -----------------------------------------------------------------
 
-def test_letta_code_git_configuration_clones_commits_and_pushes(served: Served, tmp_path: Path) -> None:
+def letta_git(bundle: Path, served: Served, key: str, *args: str, **env: str) -> dict[str, str]:
+    """Letta Code's own MemFS git code (its npm bundle, tests/letta_code/memfs-git.cjs) with
+    LETTA_MEMFS_BASE_URL at the server and the key as LETTA_API_KEY, as Letta Code runs."""
+    proc = subprocess.run(["node", str(HERE / "letta_code" / "memfs-git.cjs"), str(bundle), *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "LETTA_MEMFS_BASE_URL": served.url, "LETTA_API_KEY": key, **env})
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def test_letta_codes_own_git_code_clones_commits_pulls_and_pushes(served: Served, tmp_path: Path,
+                                                                   letta_bundle: Path) -> None:
     key = served.key("agent-aaa")
-    url = served.letta("agent-aaa")
-    # As Letta Code: the key only in $LETTA_API_KEY, read by a credential helper for the
-    # server's base URL (for the clone from the environment, then in the repo's own config).
-    env = {"LETTA_API_KEY": key, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "1",
-           "GIT_CONFIG_KEY_0": f"credential.{served.url}.helper", "GIT_CONFIG_VALUE_0": LETTA_HELPER}
-    work = tmp_path / "letta" / "agents" / "agent-aaa" / "memory"
-    git("clone", "-q", url, str(work), cwd=tmp_path, env=env)
+    cloned = letta_git(letta_bundle, served, key, "clone", "agent-aaa")
+    assert cloned["ok"], cloned
+    work = Path(cloned["dir"])
+    assert work == Path(os.environ["HOME"]) / ".letta" / "agents" / "agent-aaa" / "memory"
     assert (work / "system" / "persona.md").is_file()  # seeded as git memory init seeds it
-    git("config", f"credential.{served.url}.helper", LETTA_HELPER, cwd=work)
-    assert key not in (work / ".git" / "config").read_text()
-    commit(work, "system/project.md", note("The project", "We ship on Fridays."), "Note the release day")
-    git("push", "-q", "origin", "main", cwd=work, env={"LETTA_API_KEY": key, "GIT_TERMINAL_PROMPT": "0"})
-    # As Letta Code's harness syncs: helpers reset, its Basic header and backend header
-    basic = base64.b64encode(f"letta:{key}".encode()).decode()
-    harness = {"GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_COUNT": "5",
-               "GIT_CONFIG_KEY_0": "commit.gpgsign", "GIT_CONFIG_VALUE_0": "false",
-               "GIT_CONFIG_KEY_1": "credential.helper", "GIT_CONFIG_VALUE_1": "",
-               "GIT_CONFIG_KEY_2": "core.askPass", "GIT_CONFIG_VALUE_2": "",
-               "GIT_CONFIG_KEY_3": "http.extraHeader", "GIT_CONFIG_VALUE_3": f"Authorization: Basic {basic}",
-               "GIT_CONFIG_KEY_4": "http.extraHeader", "GIT_CONFIG_VALUE_4": "x-letta-memfs-backend: hosted"}
-    commit(work, "system/team.md", note("The team", "Ana reviews."), "Note the reviewer")
-    git("pull", "-q", "--rebase", "origin", "main", cwd=work, env=harness)
-    git("push", "-q", "origin", "HEAD:main", cwd=work, env=harness)
+    # What Letta Code configured, read back: its origin, its helper (username letta, the key
+    # inline in .git/config: Letta's choice, docs/serving.md says so), its identity and hooks.
+    assert git("remote", "get-url", "origin", cwd=work).stdout.strip() == served.letta("agent-aaa")
+    helper = git("config", "--get-all", f"credential.{served.url}.helper", cwd=work).stdout
+    assert 'echo "username=letta"' in helper and key in helper
+    assert git("config", "user.email", cwd=work).stdout.strip() == "agent-aaa@letta.com"
+    assert "Letta Code" in (work / ".git" / "hooks" / "pre-commit").read_text()
+
+    made = letta_git(letta_bundle, served, key, "commit", "agent-aaa", "system/project.md",
+                     note("The project", "We ship on Fridays."), "Note the release day")
+    assert made["ok"], made
     bare = served.bare("agent-aaa")
-    assert git("log", "-2", "--format=%s", "main", cwd=bare).stdout.split("\n")[:2] == [
-        "Note the reviewer", "Note the release day"]
-    assert git("rev-parse", "main", cwd=bare).stdout == git("rev-parse", "HEAD", cwd=work).stdout
-    # the plain layout names the same memory
+    assert git("log", "-1", "--format=%s|%ae", "main", cwd=bare).stdout.strip() == \
+        "Note the release day|agent-aaa@letta.com"
+    # With the hosted-backend header Letta Code adds when LETTA_MEMFS_BACKEND=hosted
+    made = letta_git(letta_bundle, served, key, "commit", "agent-aaa", "system/team.md",
+                     note("The team", "Ana reviews."), "Note the reviewer", LETTA_MEMFS_BACKEND="hosted")
+    assert made["ok"], made
+    # Letta's own pre-commit hook refuses what the server's gate would refuse: nothing lands
+    tip = git("rev-parse", "main", cwd=bare).stdout
+    bad = letta_git(letta_bundle, served, key, "commit", "agent-aaa", "system/broken.md", "no frontmatter\n", "x")
+    assert not bad["ok"] and "missing frontmatter" in bad["error"]
+    assert git("rev-parse", "main", cwd=bare).stdout == tip
+    git("rm", "-q", "--cached", "system/broken.md", cwd=work, check=False)
+    (work / "system" / "broken.md").unlink()
+
+    # Another client (plain git, Bearer, the plain layout) pushes; Letta's pull fast-forwards
     other = tmp_path / "plain"
     git("clone", "-q", f"{served.url}/agent-aaa.git", str(other), cwd=tmp_path, env=bearer(key))
-    assert (other / "system" / "project.md").read_text().endswith("We ship on Fridays.\n")
+    commit(other, "notes/plain.md", note("From plain git", "hello"), "Plain git note")
+    git("push", "-q", "origin", "HEAD", cwd=other, env=bearer(key))
+    pulled = letta_git(letta_bundle, served, key, "pull", "agent-aaa")
+    assert pulled["ok"] and (work / "notes" / "plain.md").is_file(), pulled
+    # The helper Letta stored is enough for git alone (no header, no environment)
+    commit(work, "notes/later.md", note("Later", "by hand"), "A note by hand")
+    git("push", "-q", "origin", "main", cwd=work, env={"GIT_TERMINAL_PROMPT": "0", "LETTA_API_KEY": ""})
+    assert git("rev-parse", "main", cwd=bare).stdout == git("rev-parse", "HEAD", cwd=work).stdout
+
+    # Another agent's key: refused, in the server's words, through Letta's own code
+    theirs = served.key("agent-zzz")
+    stolen = letta_git(letta_bundle, served, theirs, "clone", "agent-aaa", HOME=str(tmp_path / "thief"))
+    assert not stolen["ok"] and "remote: error: key agent-zzz may not read memory agent-aaa" in stolen["error"]
+    assert theirs not in stolen["error"]  # Letta redacts the header; the server never echoes it
+    wrong = letta_git(letta_bundle, served, key[:-2] + "xx", "clone", "agent-aaa", HOME=str(tmp_path / "wrong"))
+    assert not wrong["ok"] and "could not read Username" in wrong["error"]  # a 401: git asks, and may not
     fsck(bare)
 
 
@@ -430,6 +467,24 @@ def smoke(url: str, root: Path, tmp_path: Path) -> None:
     fsck(bare)
 
 
+def mcp_through_a_proxy(url: str, root: Path, tmp_path: Path) -> None:
+    """/mcp reached through nginx: a session with an agent's key, a call on its own memory
+    (smoke-a, which the smoke made), the browser-style Origin the proxy's site has."""
+    key = memory("serve", "keys", "add", "smoke-mcp", "--read", "smoke-a", "--root", str(root),
+                 cwd=tmp_path).stdout.strip()
+    head = {"Authorization": f"Bearer {key}", "Content-Type": "application/json", "Origin": url,
+            "Accept": "application/json, text/event-stream"}
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    status, answer, body = get(f"{url}/mcp", head, json.dumps(hello).encode())
+    assert status == 200 and b'"serverInfo"' in body, (status, body)
+    head.update({"Mcp-Session-Id": answer["mcp-session-id"], "Mcp-Protocol-Version": "2025-06-18"})
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "view", "arguments": {"path": "system/s.md"}}}
+    status, _, body = get(f"{url}/mcp", head, json.dumps(call).encode())
+    assert status == 200 and b"It works." in body, (status, body)
+
+
 def test_smoke_on_the_built_in_server(served: Served, tmp_path: Path) -> None:
     smoke(served.url, served.root, tmp_path)
 
@@ -467,6 +522,11 @@ def test_smoke_behind_nginx_and_fcgiwrap(tmp_path: Path) -> None:
     script.write_text(f"#!/bin/sh\nexport {passed}\nexec git memory serve cgi --root '{root}'\n")
     script.chmod(0o755)
     sock, port = box / "fcgi.sock", free_port()
+    # /mcp proxied to the built-in server on the same root and keys, as docs/serving.md shows
+    mcp_port = free_port()
+    builtin = subprocess.Popen(["git", "memory", "serve", "--root", str(root), "--port", str(mcp_port), "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "GIT_MEMORY_SERVE_ORIGINS": f"http://127.0.0.1:{port}"})
     user = "user root root;\n" if os.geteuid() == 0 else ""
     kinds = ("client_body", "fastcgi", "proxy", "uwsgi", "scgi")
     temps = "".join(f"{kind}_temp_path {box}/{kind};\n" for kind in kinds)
@@ -480,6 +540,11 @@ http {{
   server {{
     listen 127.0.0.1:{port};
     client_max_body_size 0;
+    location /mcp {{
+      proxy_pass http://127.0.0.1:{mcp_port};
+      proxy_buffering off;
+      proxy_read_timeout 1h;
+    }}
     location / {{
       include /etc/nginx/fastcgi_params;
       fastcgi_param SCRIPT_FILENAME {script};
@@ -497,8 +562,10 @@ http {{
         wait_for(box / "nginx.pid", web)
         assert web.poll() is None, (box / "error.log").read_text()
         smoke(f"http://127.0.0.1:{port}", root, tmp_path)
+        assert builtin.stdout is not None and json.loads(builtin.stdout.readline())["ok"]
+        mcp_through_a_proxy(f"http://127.0.0.1:{port}", root, tmp_path)
     finally:
-        for proc in (web, fcgi):
+        for proc in (web, fcgi, builtin):
             if proc is not None:
                 proc.terminate()
                 proc.wait(timeout=30)

@@ -13,8 +13,9 @@ DESCRIPTION = (
     "LETTA_MEMFS_BASE_URL set to the printed URL) and /<name>.git. Every request needs a key "
     "(git memory serve keys add): Authorization: Bearer <key>, or Basic with user letta and the key "
     "as password. Every memory has the pre-receive gate, receive.fsckObjects and receive.denyDeletes; "
-    "a memory a key may create is made on first use, seeded as git memory init seeds it. The URL is "
-    "printed first; --port 0 picks a free port.")
+    "a memory a key may create is made on first use, seeded as git memory init seeds it. The same "
+    "port serves /mcp (MCP over streamable HTTP) and the review page, with the same keys (the page "
+    "takes person and operator keys). The URL is printed first; --port 0 picks a free port.")
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -38,6 +39,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> None:
     add.add_argument("id", metavar="ID")
     for right in ("read", "write", "create"):
         add.add_argument(f"--{right}", metavar="NAMES", help=f"memories this key may {right}")
+    add.add_argument("--kind", choices=("agent", "person", "operator"), default="agent",
+                     help="whose key: an agent's (git and /mcp, the default), a person's or an operator's "
+                          "(those also open the review page)")
     lst = ks.add_parser("list", parents=[common], help="the keys' ids and grants (never the keys)")
     rev = ks.add_parser("revoke", parents=[common], help="remove a key (it stops working at once)")
     rev.add_argument("id", metavar="ID")
@@ -70,7 +74,7 @@ def do_keys(args: argparse.Namespace, ctx: Any) -> Report:
     store = KeyStore(_root(args))
     if args.keys_cmd == "list":
         grants = [g.as_dict() for g in store.grants()]
-        lines = [f"{g['id']}: read {','.join(g['read']) or '-'}; write {','.join(g['write']) or '-'}; "
+        lines = [f"{g['id']} ({g['kind']}): read {','.join(g['read']) or '-'}; write {','.join(g['write']) or '-'}; "
                  f"create {','.join(g['create']) or '-'}" for g in grants]
         return Report("\n".join(lines) or "no keys; git memory serve keys add ID --root DIR issues one",
                       {"keys": grants})
@@ -80,8 +84,9 @@ def do_keys(args: argparse.Namespace, ctx: Any) -> Report:
     read, write, create = (names(getattr(args, r), r) for r in ("read", "write", "create"))
     if not (read or write or create):
         create = [args.id]
-    key = store.add(args.id, read, write, create)
-    return Report(key, {"id": args.id, "key": key, "read": read, "write": write, "create": create})
+    key = store.add(args.id, read, write, create, args.kind)
+    return Report(key, {"id": args.id, "kind": args.kind, "key": key, "read": read, "write": write,
+                        "create": create})
 
 
 def do_cgi(args: argparse.Namespace, ctx: Any) -> Report:
@@ -93,5 +98,23 @@ def do_cgi(args: argparse.Namespace, ctx: Any) -> Report:
 def do_serve(args: argparse.Namespace, ctx: Any) -> Report:
     from gitmemfs.serve import server
 
-    server.run(_root(args), host=args.host, port=args.port, layout=args.layout, as_json=ctx.json)
+    server.run(_root(args), host=args.host, port=args.port, layout=args.layout, as_json=ctx.json, mounts=_mounts())
     return Report("")
+
+
+def _mounts() -> Any:
+    """/mcp and the review page, on serve's port, where their extras are installed."""
+    mounts: dict[str, Any] = {}
+    try:
+        from gitmemfs.mcp.server import mounted as mcp
+    except ImportError:
+        pass
+    else:
+        mounts["mcp"] = mcp
+    try:
+        from gitmemfs.review.serve import mounted as page
+    except ImportError:
+        pass
+    else:
+        mounts["page"] = page
+    return mounts

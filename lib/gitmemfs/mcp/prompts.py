@@ -75,7 +75,7 @@ def render(memories: Memories, name: str, arguments: dict[str, str] | None,
         raise PromptError(f"prompt {name}: unknown argument {unknown[0]!r}; it takes "
                           f"{', '.join(known) or 'no arguments'}")
     missing = [a for a, required in known.items() if required and not str(given.get(a, "")).strip()]
-    if missing and not (name == "load_memory" and grant is not None and len(grant) == 1):
+    if missing and not (name == "load_memory" and memories.implied(grant) is not None):
         raise PromptError(f"prompt {name}: missing required argument {missing[0]!r}")
     if name == "remember":
         why = given.get("why", "")

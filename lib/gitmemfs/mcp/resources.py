@@ -169,7 +169,7 @@ class HeadWatcher:
         self.seen: dict[str | None, tuple[tuple[int, ...], str | None]] = {}
 
     def targets(self) -> list[str | None]:
-        return list(self.memories.agents()) if self.memories.multi else [None]
+        return list(self.memories.watched()) if self.memories.multi else [None]
 
     def poll(self) -> tuple[list[str], bool]:
         """(URIs whose content changed, whether the list of resources changed)."""

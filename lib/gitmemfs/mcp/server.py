@@ -50,8 +50,9 @@ from gitmemfs.mcp import prompts, resources, tools
 from gitmemfs.mcp.pipe import StdioPipe
 from gitmemfs.web import auth, listen
 from gitmemfs.web.auth import TokenTable
-from gitmemfs.web.gate import GRANT_KEY, Gate
+from gitmemfs.web.gate import GRANT_KEY, Gate, Tokens
 from gitmemfs.web.hosts import HostPolicy, extra_origins, shown
+from gitmemfs.web.keys import KeyStore
 from gitmemfs.web.memories import Memories, served
 
 TOKEN_ENV = "GIT_MEMORY_MCP_TOKEN"
@@ -115,10 +116,17 @@ class MemoryServer:
         if spec is None:
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {params.name!r}; tools: "
                                                         f"{', '.join(tools.BY_NAME)}")
-        grant = grant_of(ctx)
-        result = await anyio.to_thread.run_sync(tools.call, spec, params.arguments, self.memories.multi,
-                                                lambda agent: self.memories.open(agent, grant), self.adopt)
+        result = await anyio.to_thread.run_sync(self._run_tool, spec, params.arguments, grant_of(ctx))
         return CallToolResult.model_validate(result)
+
+    def _run_tool(self, spec: tools.Spec, arguments: Any, grant: Any) -> dict[str, Any]:
+        def run(opener: Any) -> dict[str, Any]:
+            return tools.call(spec, arguments, self.memories.multi, opener, self.adopt)
+
+        try:
+            return self.memories.act(grant, not spec.read_only, run, lambda result: not result.get("isError"))
+        except MemfsError as exc:  # the change did not land (serve: the gate refused it)
+            return tools.failed(exc)
 
     async def _list_prompts(self, ctx: Any, params: Any) -> ListPromptsResult:
         return self.prompts_result
@@ -223,20 +231,25 @@ class MemoryServer:
                     await low.run(read, write, low.create_initialization_options())
                 tg.cancel_scope.cancel()
 
+    def http_app(self, host: str, policy: HostPolicy, tokens: Tokens, advice: str, *,
+                 owner: Any = None, **gate: Any) -> Any:
+        """The streamable HTTP endpoint /mcp behind our gate (also mounted by `git memory serve`).
+        `owner`: the principal of a request's grant; a session then answers only to it."""
+        allowed = [f"http://{h}" for h in policy.patterns()] + policy.origins
+        # The SDK checks Host and Origin on its endpoint; our gate checks the token.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=policy.patterns(),
+                                             allowed_origins=allowed)
+        app = self.low.streamable_http_app(host=host, transport_security=security)
+        return Gate(app if owner is None else Owned(app, owner), tokens, advice=advice, **gate)
+
     async def serve_http(self, host: str, port: int, tokens: TokenTable, origins: list[str]) -> None:
         import uvicorn
 
         sock = listen.bind(host, port, "mcp")
         port = sock.getsockname()[1]
-        policy = HostPolicy(host, None, origins)
-        allowed = [f"http://{h}" for h in policy.patterns()] + policy.origins
-        # The SDK checks Host and Origin on its endpoint; our gate checks the token.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=policy.patterns(),
-                                             allowed_origins=allowed)
         advice = (f"send Authorization: Bearer <token> with the token the server was given "
                   f"(${TOKEN_ENV} or a line of its --tokens file)")
-        app: Any = Gate(self.low.streamable_http_app(host=host, transport_security=security), tokens,
-                        advice=advice)
+        app = self.http_app(host, HostPolicy(host, None, origins), tokens, advice)
         config = uvicorn.Config(app, log_level="warning", lifespan="on")
         server = uvicorn.Server(config)
         sys.stderr.write(f"git memory mcp: serving http://{shown(host)}:{port}/mcp\n")
@@ -244,6 +257,54 @@ class MemoryServer:
         async with anyio.create_task_group() as tg:
             tg.start_soon(self.watch, poll_interval())
             await server.serve(sockets=[sock])
+            tg.cancel_scope.cancel()
+
+
+def mounted(memories: Memories, policy: HostPolicy, keys: KeyStore) -> Any:
+    """/mcp for `git memory serve`: its memories, its keys (Bearer, or Basic as git sends
+    them); each key reaches the memories its grant names, and writes only where it may."""
+    advice = ("send Authorization: Bearer <key> with a key from git memory serve keys add "
+              "(the same key the agent's git uses)")
+    server = MemoryServer(memories)
+    app = server.http_app(policy.names[-1], policy, lambda v: keys.find(v) or False, advice,
+                          basic=True, realm="git-memory", owner=lambda grant: grant.id)
+    return Watching(app, server)
+
+
+class Owned:
+    """Names the request's principal as the SDK's auth would (scope["user"]), so a session
+    opened with one key answers 404 to another key that presents its id."""
+
+    def __init__(self, app: Any, owner: Any):
+        self.app, self.owner = app, owner
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        grant = scope.get(GRANT_KEY)
+        if scope["type"] == "http" and grant is not None:
+            from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+            from mcp.server.auth.provider import AccessToken
+
+            # The token field is the SDK's; the key itself never goes there.
+            scope = {**scope, "user": AuthenticatedUser(AccessToken(token="-", client_id=str(self.owner(grant)),
+                                                                    scopes=[]))}
+        await self.app(scope, receive, send)
+
+
+class Watching:
+    """An app whose lifespan also runs the server's watcher (subscriptions hear of every
+    memory that moves, by a push or by another call), as serve_http's task group does."""
+
+    def __init__(self, app: Any, server: MemoryServer):
+        self.app, self.server = app, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+        await anyio.to_thread.run_sync(self.server.watcher.poll)  # the baseline, before the first request
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self.server.watch, poll_interval())
+            await self.app(scope, receive, send)
             tg.cancel_scope.cancel()
 
 

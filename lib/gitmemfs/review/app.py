@@ -25,7 +25,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.edit.undo import undo
 from gitmemfs.review import pending, render, views
 from gitmemfs.web import auth
-from gitmemfs.web.gate import header
+from gitmemfs.web.gate import GRANT_KEY, header
 from gitmemfs.web.hosts import HostPolicy
 from gitmemfs.web.memories import Memories
 
@@ -53,12 +53,18 @@ class Page:
         agent = request.path_params.get("agent")
         base = f"/a/{agent}" if agent else ""
         text = self.env.get_template(name).render(base=base, agent=agent, form_token=self.form_token,
-                                                  agents=self.memories.agents() if self.memories.multi else [],
+                                                  agents=self.memories.agents(self.grant(request))
+                                                  if self.memories.multi else [],
                                                   **data)
         return HTMLResponse(text, status_code=status, headers=HEADERS)
 
+    @staticmethod
+    def grant(request: Request) -> Any:
+        """What the key that logged in may reach (None: the page's own token, every memory)."""
+        return request.scope.get(GRANT_KEY)
+
     def repo(self, request: Request) -> Repo:
-        return self.memories.open(request.path_params.get("agent"))
+        return self.memories.open(request.path_params.get("agent"), self.grant(request))
 
     def view(self, name: str, fn: Callable[[Repo, Request], dict[str, Any]]) -> Callable[[Request], Any]:
         async def handler(request: Request) -> Response:
@@ -78,7 +84,11 @@ class Page:
             if refused:
                 return PlainTextResponse(f"error: {refused}\n", status_code=403, headers=HEADERS)
             try:
-                out = await anyio.to_thread.run_sync(lambda: fn(self.repo(request), request, form))
+                # act: on serve's port the change lands in the memory through its gate
+                agent = request.path_params.get("agent")
+                out = await anyio.to_thread.run_sync(lambda: self.memories.act(
+                    self.grant(request), True, lambda opener: fn(opener(agent), request, form),
+                    lambda done: not getattr(done, "code", 0)))
             except MemfsError as exc:
                 return self.html(request, "result.html", 409, ok=False, message=redact(exc.message))
             code = getattr(out, "code", 0)

@@ -23,7 +23,8 @@ from gitmemfs.review.app import build
 from gitmemfs.web import auth, listen
 from gitmemfs.web.gate import Gate
 from gitmemfs.web.hosts import HostPolicy, shown
-from gitmemfs.web.memories import served
+from gitmemfs.web.keys import KeyStore
+from gitmemfs.web.memories import Memories, served
 
 COOKIE = "gitmemfs_review_{port}"  # a cookie is per host, not per port: one name per server
 TOKEN_ENV = "GIT_MEMORY_REVIEW_TOKEN"  # needed (and taken from the environment) to bind beyond loopback
@@ -86,6 +87,27 @@ def run(memory_dir: str | None, root: str | None, *, host: str = "127.0.0.1", po
     finally:
         _remove(login)
     return 0
+
+
+PAGE_KINDS = ("person", "operator")
+
+
+def mounted(memories: Memories, policy: HostPolicy, keys: KeyStore) -> Any:
+    """The page for `git memory serve`, on its port: a person's or an operator's key logs
+    in (`/?token=<key>` once, then a cookie); it shows the memories the key may read and
+    acts only where it may write. An agent's key is refused: an agent reviews nothing."""
+    def admit(grant: Any) -> str | None:
+        if grant.kind in PAGE_KINDS:
+            return None
+        return (f"key {grant.id} is an agent's key; the review page takes a person's or an operator's key "
+                f"(git memory serve keys add ID --kind person)")
+
+    secret = auth.new_token()  # the form token's root: this process's own, never a key
+    port = policy.port or 0
+    return Gate(build(memories, secret, policy), lambda v: keys.find(v) or False, hosts=policy,
+                cookie=COOKIE.format(port=port), text=True, admit=admit, basic=True,
+                advice="open the page as /?token=<key> with a person's or an operator's key "
+                       "(git memory serve keys add ID --kind person)")
 
 
 def _has_browser() -> bool:

@@ -4,7 +4,8 @@
     paths.py   which memory and which git service a request's URL names (Letta's and a plain layout)
     cgi.py     one `git http-backend` run per request, bodies streamed both ways
     access.py  the checks every request passes: URL, key, grant, creation on first use
-    server.py  the built-in HTTP front: Host check, access.py, then cgi.py
+    server.py  the built-in HTTP front: Host check, then git (access.py, cgi.py), /mcp or the page
+    worktrees.py the server's own work tree per memory, for /mcp and the page; changes land by push
     gateway.py the same as a CGI program, for nginx + fcgiwrap (`git memory serve cgi`)
 
 Keys and their grants are web/keys.py (shared with the other servers).

@@ -9,11 +9,9 @@ memory is made only for a key that may create it, else 404.
 """
 from __future__ import annotations
 
-import base64
-import binascii
-
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.serve import paths, repos
+from gitmemfs.web.auth import presented
 from gitmemfs.web.keys import Grant, KeyStore
 
 REALM = "git-memory"
@@ -27,15 +25,7 @@ class Refusal(Exception):
 
 
 def grant_of(keys: KeyStore, authorization: str | None) -> Grant | None:
-    scheme, _, value = (authorization or "").partition(" ")
-    value = value.strip()
-    if scheme.lower() == "basic":
-        try:
-            _, _, value = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
-        except (binascii.Error, UnicodeDecodeError):
-            return None
-    elif scheme.lower() != "bearer":
-        return None
+    value = presented(authorization)
     return keys.find(value) if value else None
 
 

@@ -7,6 +7,7 @@
     gate.py      the ASGI wrapper that answers 401 / 403 / 404 before the app sees a request
     listen.py    the listening socket (loopback unless told, any free port with 0)
     memories.py  which memory repository a request names (one, or one per agent under --root)
+    asgi.py      the ASGI apps (MCP, the page) behind serve's stdlib handler, on one event loop
 
 One copy of each: a server adds its own routes, never its own checks.
 """

@@ -8,6 +8,8 @@ of itself, so the file alone lets nobody in.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import ipaddress
@@ -49,6 +51,21 @@ def match(tokens: TokenTable, value: bytes) -> frozenset[str] | None | bool:
         if hmac.compare_digest(value, token):
             found = grant
     return found
+
+
+def presented(authorization: str | None, *, basic: bool = True) -> str | None:
+    """The secret an Authorization header carries: `Bearer <key>`, or (with `basic`) the
+    password of `Basic` with any user (`letta`, as Letta Code sends it); None otherwise."""
+    scheme, _, value = (authorization or "").partition(" ")
+    value = value.strip()
+    if scheme.lower() == "basic" and basic:
+        try:
+            _, _, value = base64.b64decode(value, validate=True).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return None
+    elif scheme.lower() != "bearer":
+        return None
+    return value or None
 
 
 def derive(token: str, purpose: str) -> str:

@@ -6,6 +6,11 @@ and a client that finds none stops looking); with tokens, the request must carry
 `Authorization: Bearer <token>`, or with `cookie` set, that cookie — else 401. The
 agents a token may use travel with the request (scope[GRANT_KEY]).
 
+`tokens` is a table of tokens (web.auth.TokenTable) or a function from a presented
+secret to its grant, False when it is none (`git memory serve`'s issued keys, which
+only exist as hashes). `admit`, when given, may still refuse a known grant (403, in its
+words): the review page on serve's port takes no agent's key.
+
 With `cookie`, a browser logs in once as Jupyter's pages do: `?token=<token>` on any
 GET answers 303 to the same path without it and sets the cookie (HttpOnly,
 SameSite=Strict, so no other site's page sends it), and the token leaves the address
@@ -18,14 +23,16 @@ server behind the gate.
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, Union
 from urllib.parse import parse_qsl, urlencode
 
 from gitmemfs.web import jsonbody
-from gitmemfs.web.auth import TokenTable, match
+from gitmemfs.web.auth import TokenTable, match, presented
 from gitmemfs.web.hosts import HostPolicy
 
 GRANT_KEY = "gitmemfs.grant"  # where the gate leaves a request's agents in the ASGI scope
+Resolver = Callable[[str], Any]  # a presented secret -> its grant, or False
+Tokens = Union[TokenTable, Resolver]
 
 
 def header(scope: Mapping[str, Any], name: bytes) -> str | None:
@@ -44,11 +51,16 @@ def cookie_value(scope: Mapping[str, Any], name: str) -> str | None:
 
 
 class Gate:
-    def __init__(self, app: Any, tokens: TokenTable, *, hosts: HostPolicy | None = None,
+    def __init__(self, app: Any, tokens: Tokens, *, hosts: HostPolicy | None = None,
                  cookie: str | None = None, advice: str = "send Authorization: Bearer <token>",
-                 realm: str = "git-memory", text: bool = False, on_login: Any = None):
+                 realm: str = "git-memory", text: bool = False, on_login: Any = None,
+                 admit: Callable[[Any], str | None] | None = None, basic: bool = False):
         self.app = app
-        self.tokens = tokens
+        self.open = not callable(tokens) and not tokens  # no tokens at all: nothing to check
+        table = tokens
+        self.find: Resolver = tokens if callable(tokens) else (lambda v: match(table, v.encode()))  # type: ignore[arg-type]
+        self.admit = admit
+        self.basic = basic  # also Basic with the key as password (git's and Letta Code's way)
         self.hosts = hosts
         self.cookie = cookie
         self.advice = advice
@@ -68,7 +80,7 @@ class Gate:
         if str(scope.get("path", "")).startswith("/.well-known/"):
             await self.refuse(send, 404, "not_found", "this server does not use OAuth; " + self.advice)
             return
-        if not self.tokens:
+        if self.open:
             await self._forward(scope, receive, send)
             return
         if self.cookie and scope.get("method") == "GET" and await self._login(scope, send):
@@ -77,6 +89,10 @@ class Gate:
         if grant is False:
             await self.refuse(send, 401, "invalid_token", self.advice, [(b"www-authenticate", (
                 f'Bearer realm="{self.realm}", error="invalid_token", error_description="{self.advice}"').encode())])
+            return
+        refused = self.admit(grant) if self.admit is not None else None
+        if refused:
+            await self.refuse(send, 403, "insufficient_scope", refused)
             return
         scope = dict(scope)
         scope[GRANT_KEY] = grant
@@ -88,14 +104,14 @@ class Gate:
         if receive is not None:
             await self.app(scope, receive, send)
 
-    def _grant(self, scope: dict[str, Any]) -> frozenset[str] | None | bool:
-        given = header(scope, b"authorization") or ""
-        scheme, _, value = given.partition(" ")
-        if scheme.lower() == "bearer":
-            return match(self.tokens, value.strip().encode())
+    def _grant(self, scope: dict[str, Any]) -> Any:
+        given = header(scope, b"authorization")
+        if given:
+            value = presented(given, basic=self.basic)
+            return self.find(value) if value else False
         if self.cookie:
             value = cookie_value(scope, self.cookie) or ""
-            return match(self.tokens, value.encode()) if value else False
+            return self.find(value) if value else False
         return False
 
     async def _login(self, scope: dict[str, Any], send: Any) -> bool:
@@ -103,8 +119,13 @@ class Gate:
         given = [v for k, v in query if k == "token"]
         if not given:
             return False
-        if match(self.tokens, given[-1].encode()) is False:
+        grant = self.find(given[-1])
+        if grant is False:
             await self.refuse(send, 401, "invalid_token", self.advice)
+            return True
+        refused = self.admit(grant) if self.admit is not None else None
+        if refused:
+            await self.refuse(send, 403, "insufficient_scope", refused)
             return True
         rest = urlencode([(k, v) for k, v in query if k != "token"])
         location = str(scope.get("path") or "/") + (f"?{rest}" if rest else "")

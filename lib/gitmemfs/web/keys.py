@@ -7,6 +7,8 @@ random key cannot be guessed from its hash, and a fast hash keeps every request
 
 A grant names memories by name or glob (`*`, `team-*`) for read, write and create;
 write implies read, create implies write (a memory made on first use is the creator's).
+A key is of a kind: an agent's (git and /mcp), a person's or an operator's (those also
+open the review page; an agent's key never does, so an agent cannot approve its own work).
 The file is DIR/.git-memory-serve/keys (JSON), mode 0600 in a 0700 folder, replaced
 atomically, so a reader sees the old list or the new one.
 """
@@ -33,21 +35,28 @@ PREFIX = "gmk_"              # makes a leaked key recognisable (and greppable) a
 ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
 NAME = re.compile(r"^[A-Za-z0-9*?\[][A-Za-z0-9._*?\[\]-]{0,127}$")  # a memory name or a glob of names
 RIGHTS = ("read", "write", "create")
+KINDS = ("agent", "person", "operator")
 
 
 class Grant:
     """What one key may do: globs of memory names per right."""
 
-    def __init__(self, key_id: str, read: list[str], write: list[str], create: list[str]):
+    def __init__(self, key_id: str, read: list[str], write: list[str], create: list[str], kind: str = "agent"):
         self.id = key_id
         self.read, self.write, self.create = read, write, create
+        self.kind = kind
 
     def may(self, right: str, name: str) -> bool:
         order = RIGHTS[RIGHTS.index(right):]  # a stronger right includes the weaker
         return any(fnmatch.fnmatchcase(name, g) for r in order for g in getattr(self, r))
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "read": self.read, "write": self.write, "create": self.create}
+        return {"id": self.id, "kind": self.kind, "read": self.read, "write": self.write, "create": self.create}
+
+    def literal(self) -> str | None:
+        """The one memory this key names, when it names exactly one and no glob."""
+        named = {g for r in RIGHTS for g in getattr(self, r)}
+        return next(iter(named)) if len(named) == 1 and not any(c in next(iter(named)) for c in "*?[") else None
 
 
 def state_dir(root: str) -> str:
@@ -128,15 +137,17 @@ class KeyStore:
         finally:
             os.close(fd)
 
-    def add(self, key_id: str, read: list[str], write: list[str], create: list[str]) -> str:
+    def add(self, key_id: str, read: list[str], write: list[str], create: list[str], kind: str = "agent") -> str:
         if not ID.match(key_id):
             raise UsageError(f"serve keys add: {key_id!r} is not a key id (letters, digits, '.', '_', '@', '-')")
+        if kind not in KINDS:
+            raise UsageError(f"serve keys add: --kind {kind!r} is not one of {', '.join(KINDS)}")
         with self._changing() as entries:
             if key_id in entries:
                 raise MemfsError(f"serve keys add: a key named {key_id} exists; revoke it first "
                                  f"(git memory serve keys revoke {key_id} --root {self.root})")
             key = PREFIX + secrets.token_urlsafe(32)
-            entries[key_id] = {"hash": hash_key(key), "read": read, "write": write, "create": create,
+            entries[key_id] = {"hash": hash_key(key), "kind": kind, "read": read, "write": write, "create": create,
                                "added": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         return key
 
@@ -161,4 +172,6 @@ class KeyStore:
 
 
 def _grant(key_id: str, entry: dict[str, Any]) -> Grant:
-    return Grant(key_id, *(list(entry.get(r) or []) for r in RIGHTS))
+    kind = str(entry.get("kind") or "agent")  # keys issued before kinds existed are agents'
+    read, write, create = (list(entry.get(r) or []) for r in RIGHTS)
+    return Grant(key_id, read, write, create, kind if kind in KINDS else "agent")

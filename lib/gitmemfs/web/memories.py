@@ -19,12 +19,15 @@ from __future__ import annotations
 import os
 import re
 import threading
+from typing import Any, Callable, TypeVar
 
 from gitmemfs.core import approval
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.repo import Repo, open_repo, read_config
 
 _AGENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+T = TypeVar("T")
+Opener = Callable[[Any], Repo]  # an agent (or None) -> its repository, opened
 
 
 class Memories:
@@ -54,8 +57,8 @@ class Memories:
             if agent:
                 raise UsageError("memory: 'agent' is only accepted when the server runs with --root DIR")
             return self.memory_dir
-        if not agent and grant is not None and len(grant) == 1:
-            agent = next(iter(grant))  # a token for one agent: that agent is implied
+        if not agent:
+            agent = self.implied(grant)  # a token for one agent: that agent is implied
         if not agent:
             raise UsageError(f"memory: name the agent whose memory to use ('agent'); this server serves "
                              f"every agent under {self.root}")
@@ -69,6 +72,20 @@ class Memories:
             raise MemfsError(f"memory: no memory repository for agent {agent} under {self.root}; "
                              f"run git memory init {os.path.join(self.root, agent)}")
         return path
+
+    def watched(self) -> list[str]:
+        """The agents whose HEAD a subscription watcher polls: every one here."""
+        return self.agents()
+
+    def implied(self, grant: Any) -> str | None:
+        """The agent a grant names alone, used when a call names none."""
+        return next(iter(grant)) if grant is not None and len(grant) == 1 else None
+
+    def act(self, grant: Any, writes: bool, fn: Callable[[Opener], T], changed: Callable[[T], bool]) -> T:
+        """`fn` with an opener of this grant's repositories. Here the repositories are the
+        server's own work trees, so that is all; serve's memories (bare repositories) land
+        what `fn` committed (`changed` says whether it did) through their gate."""
+        return fn(lambda agent: self.open(agent, grant))
 
     def open(self, agent: str | None = None, grant: frozenset[str] | None = None) -> Repo:
         where = self.location(agent, grant)
