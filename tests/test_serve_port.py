@@ -351,10 +351,11 @@ def test_a_proposal_made_over_mcp_is_accepted_on_the_page_and_lands(served: Serv
     status, _, page = get(f"{served.url}/a/agent-q/pending", auth)
     assert status == 200 and ident.encode() in page, page[-2000:]
     form_token = re.search(rb'name="form_token" value="([0-9a-f]+)"', page)
-    assert form_token
+    shown = re.search(rb'name="expect" value="([0-9a-f]+)"', page)  # the commit the page showed
+    assert form_token and shown
     status, _, body = get(f"{served.url}/a/agent-q/pending/proposal/{ident}/accept",
                           {**auth, "Origin": served.url, "Content-Type": "application/x-www-form-urlencoded"},
-                          f"form_token={form_token[1].decode()}".encode())
+                          f"form_token={form_token[1].decode()}&expect={shown[1].decode()}".encode())
     assert status == 200, body
     assert git("rev-parse", "main~1", cwd=bare).stdout.strip() == tip
     assert "Ann: owns two boats" in git("show", "main:system/people.md", cwd=bare).stdout
