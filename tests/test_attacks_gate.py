@@ -231,6 +231,37 @@ def test_hooked_merge_cannot_drop_a_file_protected_in_the_second_parent(mem: Pat
     assert git("rev-list", "--count", f"{base}..HEAD", cwd=mem).stdout.strip() == "1"
 
 
+def test_a_merge_keeping_mains_approved_change_to_a_protected_file_is_not_a_revert(mem: Path) -> None:
+    """A dream kept from before a person's approved change to a read_only file: merging
+    it keeps main's version (only main changed the file since the base), in `check
+    RANGE` as in a hooked merge. Taking the dream side's older version, or merging main
+    into the old side with its version kept, still drops the change and is refused."""
+    write(mem, "system/rules.md", memfile("Rules", "old rule\n", RO))
+    base = commit_all(mem, "a person protects the rules")
+    git("checkout", "-q", "-b", "dream", cwd=mem)
+    write(mem, "notes/dreamed.md", memfile("Dreamed", "a note\n"))
+    dream = commit_all(mem, "the dream's note")
+    git("checkout", "-q", "main", cwd=mem)
+    write(mem, "system/rules.md", memfile("Rules", "new rule\n", RO))
+    tip = commit_all(mem, "the person's approved change")  # past the hook, as an approval is
+    git("merge", "-q", "--no-ff", "--no-verify", "-m", "merge the dream", "dream", cwd=mem)
+    proc = memory("check", f"{tip}..HEAD", cwd=mem)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The hooked merge of the same: the pre-commit judges the staged merge the same way.
+    git("reset", "-q", "--hard", tip, cwd=mem)
+    git("merge", "-q", "--no-commit", "--no-ff", "dream", cwd=mem)
+    proc = git("commit", "-q", "-m", "merge the dream, hooked", cwd=mem, check=False)
+    assert proc.returncode == 0, proc.stderr
+    # The other way round: the old side keeps its version while taking main in.
+    git("checkout", "-q", "dream", cwd=mem)
+    git("merge", "-q", "--no-verify", "-s", "ours", "-m", "main, but the old rules", tip, cwd=mem)
+    check_flags(mem, f"{dream}..HEAD", MODIFIED)
+    git("reset", "-q", "--hard", dream, cwd=mem)
+    git("merge", "-q", "--no-commit", "-s", "ours", tip, cwd=mem)
+    commit_refused(mem, MODIFIED)
+    assert base
+
+
 def test_merge_heads_in_a_linked_worktree(mem: Path, tmp_path: Path) -> None:
     from gitmemfs.gate import check
 

@@ -511,7 +511,7 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
         if changes:
             oid = changes[0].new_oid or changes[0].old_oid or ""
             reader.know_staged((ch.path for ch in changes), len(oid) // 2)
-        changes += _merge_guards(cwd, env)
+        changes += _merge_guards(cwd, {(None, ch.path) for ch in changes}, env)
         if not changes:
             return Report("staged", [], 0)
         if scope is None:
@@ -525,20 +525,22 @@ def staged(cwd: str, scope: str | None = None, env: dict[str, str] | None = None
                              contexts=lambda _commit: ctx)
 
 
-def _merge_guards(cwd: str, env: dict[str, str] | None) -> list[Change]:
+def _merge_guards(cwd: str, staged: set[tuple[str | None, str]], env: dict[str, str] | None) -> list[Change]:
     """While a merge is being concluded (`git merge --no-commit`, then `git commit`),
     the staged tree against every merged head, as `commit_range` judges a merge's
-    other parents: a file protected there must come through unchanged (item 11)."""
+    other parents: a file protected there must come through unchanged (item 11)
+    unless only HEAD's side changed it (`_unsettled`); `staged` are the paths the
+    staged tree changes against HEAD."""
     guards = []
     for sha in merge_heads(cwd, env):
         res = git.run(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", sha, "--"],
                       cwd=cwd, env=env, check=False)
         if res.code != 0:
             raise MemfsError(f"cannot compare the staged tree with the merged commit {sha[:12]}")
-        for ch in _parse_raw(res.out.split("\0"), headers=False):
-            if ch.old_oid is not None:
-                ch.guard = True
-                guards.append(ch)
+        found = [ch for ch in _parse_raw(res.out.split("\0"), headers=False) if ch.old_oid is not None]
+        for ch in _unsettled(cwd, found, staged, {None: ("HEAD", sha)}, env):
+            ch.guard = True
+            guards.append(ch)
     return guards
 
 
@@ -671,6 +673,34 @@ def audit(cwd: str, env: dict[str, str] | None = None) -> Report:
 _DIFF_TREE = ("diff-tree", "--stdin", "-r", "-z", "--no-renames", "--no-abbrev", "-m")
 
 
+def _unsettled(cwd: str, guards: list[Change], first: set[tuple[str | None, str]],
+               parents: dict[str | None, tuple[str, str]], env: dict[str, str] | None) -> list[Change]:
+    """The guards a merge must answer for. A path the merge keeps as its first parent has
+    it (no first-parent change) while the other parent left it as the merge base had it
+    is an ordinary three-way result: only the first side changed it, and that side was
+    judged when it was made (a person's approved change to a read_only file on main,
+    merged with a dream made before it). A merge that drops a change the other side
+    made since the base (an old first parent reverting main) still answers."""
+    out, changed_since_base = [], {}
+    for ch in guards:
+        if (ch.commit, ch.path) in first or ch.commit not in parents:
+            out.append(ch)
+            continue
+        if ch.commit not in changed_since_base:
+            one, other = parents[ch.commit]
+            base = git.run(["merge-base", one, other], cwd=cwd, env=env, check=False).out.strip()
+            moved: set[str] | None = None
+            if base:
+                res = git.run(["diff-tree", "-r", "-z", "--no-renames", "--name-only", base, other], cwd=cwd,
+                              env=env, check=False)
+                moved = set(filter(None, res.out.split("\0"))) if res.code == 0 else None
+            changed_since_base[ch.commit] = moved  # None: no common base (or unsure): every guard answers
+        moved = changed_since_base[ch.commit]
+        if moved is None or ch.path in moved:
+            out.append(ch)
+    return out
+
+
 def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
                  env: dict[str, str] | None = None, approvals: frozenset[str] | None = None) -> Report:
     """Every commit of `spec`, each against its first parent; a merge also against
@@ -696,13 +726,16 @@ def commit_range(cwd: str, spec: str | Sequence[str], scope: str | None = None,
     changes = list(_parse_raw(res.out.split("\0"), headers=True))
     # diff-tree prints nothing for an empty diff, so which parent a block belongs to
     # is only certain when each call compares with one parent per commit.
-    others = "".join(f"{parts[0]} {parent}\n" for parts in lines for parent in parts[2:])
-    if others:
-        res = git.run(list(_DIFF_TREE), cwd=cwd, input=others, env=env)
-        for ch in _parse_raw(res.out.split("\0"), headers=True):
-            if ch.old_oid is not None:  # only what a parent had can be protected there
-                ch.guard = True
-                changes.append(ch)
+    first = {(ch.commit, ch.path) for ch in changes}
+    for k in range(2, max(len(parts) for parts in lines)):
+        pairs: dict[str | None, tuple[str, str]] = {parts[0]: (parts[1], parts[k]) for parts in lines
+                                                    if len(parts) > k}  # (first parent, k-th)
+        res = git.run(list(_DIFF_TREE), cwd=cwd, input="".join(f"{c} {p[1]}\n" for c, p in pairs.items()), env=env)
+        guards = [ch for ch in _parse_raw(res.out.split("\0"), headers=True)
+                  if ch.old_oid is not None]  # only what a parent had can be protected there
+        for ch in _unsettled(cwd, guards, first, pairs, env):
+            ch.guard = True
+            changes.append(ch)
     found = settings(cwd, env)
     if scope is None:
         scope = _valid_scope(found.get("memory.checkscope")) if _scope_matters(
