@@ -220,14 +220,27 @@ def _stack(cwd: str, current: str | None, waiting: list[tuple[str, str]]) -> tup
     """Each push's commits onto the tip the ones before it made: (outcomes, new tip)."""
     outcomes: dict[str, Outcome] = {}
     new = current
+    # Redaction records on the branch (usually none): a push made before one is stale.
+    records = git.run(["rev-list", "--grep", REDACT_OP, current], cwd=cwd).lines() if current else []
     for tip, ref in waiting:
-        if new is not None and _is_ancestor(cwd, tip, new):
-            outcomes[ref] = Outcome(LANDED, new)  # already there (a retried push)
-            continue
-        if new is None or _is_ancestor(cwd, new, tip):
-            made: str | Outcome = tip
+        made: str | Outcome
+        if new is None:
+            made = tip
         else:
-            made = _onto(cwd, new, tip)
+            found = git.run(["merge-base", new, tip], cwd=cwd, check=False)
+            base = found.out.strip() if found.code == 0 else ""
+            if base == tip:
+                outcomes[ref] = Outcome(LANDED, new)  # already there (a retried push)
+                continue
+            if not base:
+                made = Outcome(STALE, lines=["these commits share no history with the branch"])
+            elif base == new:
+                made = tip
+            elif any(not _is_ancestor(cwd, record, tip) for record in records):
+                # the branch was redacted after these commits were made: replaying them could undo it
+                made = Outcome(STALE, lines=["the branch was redacted since these commits were made"])
+            else:
+                made = _onto(cwd, new, tip)
         if isinstance(made, Outcome):
             outcomes[ref] = made
             continue
@@ -252,14 +265,9 @@ def _is_ancestor(cwd: str, a: str, b: str) -> bool:
 
 def _onto(cwd: str, current: str, tip: str) -> str | Outcome:
     """The commits of `tip` that `current` lacks, brought onto `current`: the new tip."""
-    if git.run(["merge-base", current, tip], cwd=cwd, check=False).code != 0:
-        return Outcome(STALE, lines=["these commits share no history with the branch"])
-    redacted = git.run(["rev-list", "-n1", "--grep", REDACT_OP, f"{tip}..{current}"], cwd=cwd).out.strip()
-    if redacted:  # the branch was redacted after these commits were made: replaying them could undo it
-        return Outcome(STALE, lines=[f"the branch was redacted ({redacted[:12]}) since these commits were made"])
     listed = git.run(["rev-list", "--reverse", "--topo-order", "--parents", tip, "--not", current], cwd=cwd)
     commits = [line.split() for line in listed.out.splitlines() if line.strip()]
-    raws = {parts[0]: git.run(["cat-file", "commit", parts[0]], cwd=cwd).raw for parts in commits}
+    raws = _commits(cwd, [parts[0] for parts in commits])
     if any(len(parts) != 2 for parts in commits) or any(_unkept(raw) for raw in raws.values()):
         return _merge(cwd, current, tip, len(commits))
     parent = current
@@ -269,6 +277,19 @@ def _onto(cwd: str, current: str, tip: str) -> str | Outcome:
             return tree
         parent = _rewrite(cwd, raws[parts[0]], tree, parent)
     return parent
+
+
+def _commits(cwd: str, shas: list[str]) -> dict[str, bytes]:
+    """The raw commit objects, read by one `cat-file --batch`."""
+    out = git.run(["cat-file", "--batch"], cwd=cwd, input="".join(f"{sha}\n" for sha in shas)).raw
+    found: dict[str, bytes] = {}
+    at = 0
+    for sha in shas:
+        eol = out.index(b"\n", at)
+        size = int(out[at:eol].split()[2])
+        found[sha] = out[eol + 1:eol + 1 + size]
+        at = eol + 1 + size + 1
+    return found
 
 
 def _merged_tree(cwd: str, current: str, commit: str) -> str | Outcome:
