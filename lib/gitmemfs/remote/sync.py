@@ -19,9 +19,9 @@ the remote's is never pushed as it is (that would split one memory in two): its
 commits are replayed onto the remote's, or, when they conflict, left as they were.
 
 A server that lands pushes itself (`git memory serve`: a merge queue, serve/land.py;
-it shows refs/memory/landing) takes them at a ref no other push names, refs/land/<branch>/<random>, so no push
-loses a race: it replays them onto the branch through its gate and says so in one
-`memory-land:` line; sync then fetches what landed. Anything else the server says
+it shows refs/memory/landing) takes them at a ref no other push names,
+refs/land/<branch>/<random>, so no push loses a race: it replays them onto the branch
+through its gate and says so in one `memory-land:` line; sync then fetches what landed. Anything else the server says
 (a conflict, a redaction since) sends sync down the path above for that sync. A
 server that stops landing is told by the push option it lacks (or by its silence
 after taking the ref, which sync then deletes); what a server said is remembered for a
@@ -507,7 +507,7 @@ class _Sync:
         if rejected is not None:  # the gate (or another hook) refused the commits themselves
             self.rejections[rejected] = self.rejections.get(rejected, 0) + 1
             return self.refused(rejected, said)
-        state, landed = _landing(said, ref)
+        state, landed = _landing(res.err, ref)
         if state is None:  # it kept the ref and said nothing: not a server that lands
             self.net.run(["push", "-q", self.up.remote, f":{ref}"], cwd=self.repo.root,
                          label="git memory sync: push", action="push to", accept=lambda _res: True)
@@ -518,6 +518,7 @@ class _Sync:
             return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the server's gate refused the "
                                             "commits as they would land. Your commits are kept locally."
                                             + _said(said), error="rejected: landing refused", remote_lines=said)
+        before = self.tracking_sha()
         failed = self.fetch()
         if failed is not None:
             return failed
@@ -525,6 +526,10 @@ class _Sync:
             # A conflict, a redaction since, a busy branch: this sync replays and pushes itself.
             self.rejections[f"landing {state}"] = self.rejections.get(f"landing {state}", 0) + 1
             self.landing = False
+            from gitmemfs.remote import redaction_sync
+
+            moved = redaction_sync.follow(self.repo, self.up.tracking, before)
+            self.moved = self.moved or moved
             ahead, behind = counts(self.repo, self.up.tracking)
             if behind:
                 return self.unrelated() or self.integrate(head)
@@ -537,7 +542,8 @@ class _Sync:
                 return failed
             ahead, behind = counts(self.repo, self.up.tracking)
         if ahead:
-            return None  # something of ours is not on the branch yet: push it
+            self.landing = False
+            return None  # something of ours is not on the branch yet: push it to the branch
         if behind:
             self.repo.git("merge", "--ff-only", "-q", self.tracking_sha() or "")
         self.backoff.landed()
@@ -659,10 +665,14 @@ def _contended(rejected: str, said: list[str]) -> bool:
     return any(word in text for word in CONTENTION_WORDS) and "permission denied" not in text
 
 
-def _landing(said: list[str], ref: str) -> tuple[str | None, str | None]:
-    """(state, new tip) from the server's `memory-land: STATE REF [SHA ...]` line for `ref`."""
-    for line in said:
-        parts = line.split()
+def _landing(stderr: str, ref: str) -> tuple[str | None, str | None]:
+    """(state, new tip) from the server's `memory-land: STATE REF [SHA ...]` line for `ref`
+    (among all its `remote:` lines: the ones a person is shown are bounded)."""
+    for raw in stderr.replace("\r", "\n").splitlines():
+        parts = scrub(raw).split()
+        if parts[:1] != ["remote:"]:
+            continue
+        parts = parts[1:]
         if len(parts) >= 3 and parts[0] == LAND_TAG and parts[2] == ref:
             sha = parts[3] if parts[1] == "landed" and len(parts) > 3 else None
             if sha is not None and not all(c in "0123456789abcdef" for c in sha):
