@@ -559,7 +559,7 @@ class _Sync:
         if self.replayed:
             return (f"Pushed {count} commit(s); the server landed them on {self.up.name} after newer commits "
                     f"(it replayed them; this clone now has its copies, the old head is kept at {self.backup}).")
-        return f"Pushed {count} commit(s) to {self.up.name}."
+        return self.pushed_message(count)
 
     def refused(self, rejected: str, said: list[str]) -> SyncResult:
         """The server refused the push for a reason of its own: say it in its words."""
