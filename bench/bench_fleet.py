@@ -14,16 +14,32 @@ the wall time until the last agent is done, the pushes tried per commit that
 landed (1.0 would be no push ever lost a race), and the 95th percentile of one
 sync's wait (the time from `sync` to its commit on the server). One run: a fleet
 takes minutes, and its figures are its own (a sync's wait is a distribution).
+
+The serve fleet: 20 agents, each with a key of its own, make 5 edits each with `sync`
+after every one, all at once, on one memory of `git memory serve` (the package as
+users install it), twice on the same server: through its merge queue (the default:
+each sync pushes to a landing ref the server lands, serve/land.py) and, as the peer,
+with `memory.syncLanding false` (each sync pushes to main and races the others).
+Reported for each: pushes tried per commit landed, the 50th and 95th percentile of
+one sync's wait, the wall time of the server's hooks (the pre-receive gate, and the
+post-receive landing with its own run of the validator and its wait in the queue)
+per push and per commit landed, timed by git itself (trace2 events of the server's
+git, hook by hook), and the CPU the server used per commit landed (its rusage,
+everything it ran included: what lost races cost).
+`BENCH_FLEET_ONLY=serve make bench BENCH_ARGS=fleet` runs only these two.
 """
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from common import ROOT, make_files, median_ms, sh
+from common import ROOT, installed, make_files, median_ms, sh
 
 FIGURES = {
     "gate_push_1_ms": (150, "ms", "server pre-receive gate per pushed commit, 1 commit per push"),
@@ -31,9 +47,23 @@ FIGURES = {
     "fleet_wall_s": (240, "s", "20 agents x 10 edits, sync after each, all at once, one gated server"),
     "fleet_pushes_per_commit": (4.0, "x", "pushes tried per commit landed on main, in that fleet"),
     "fleet_sync_p95_s": (60, "s", "95th percentile of one sync's wait, in that fleet (default deadline)"),
+    "serve_pushes_per_commit": (1.5, "x", "serve, 20 agents x 5 edits on one memory: pushes per commit landed"),
+    "serve_sync_p50_s": (None, "s", "serve, that fleet: median of one sync's wait"),
+    "serve_sync_p95_s": (60, "s", "serve, that fleet: 95th percentile of one sync's wait"),
+    "serve_gate_ms_per_push": (None, "ms", "serve, that fleet: the pre-receive gate per push"),
+    "serve_land_ms_per_push": (None, "ms", "serve, that fleet: the post-receive landing per push (queue wait too)"),
+    "serve_gate_ms_per_commit": (None, "ms", "serve, that fleet: both hooks per commit landed"),
+    "serve_server_cpu_ms_per_commit": (None, "ms", "serve, that fleet: server CPU per commit landed (clones too)"),
+    "serve_direct_pushes_per_commit": (None, "x", "peer: the same fleet pushing to main (syncLanding false)"),
+    "serve_direct_sync_p50_s": (None, "s", "peer: median of one sync's wait"),
+    "serve_direct_sync_p95_s": (None, "s", "peer: 95th percentile of one sync's wait"),
+    "serve_direct_gate_ms_per_push": (None, "ms", "peer: the pre-receive gate per push"),
+    "serve_direct_gate_ms_per_commit": (None, "ms", "peer: both hooks per commit landed (lost races included)"),
+    "serve_direct_server_cpu_ms_per_commit": (None, "ms", "peer: the server's CPU per commit landed (clones too)"),
 }
 AGENTS = 20
 EDITS = 10
+SERVE_EDITS = 5
 
 
 def _commits(path: str, n: int, tag: str) -> str:
@@ -135,7 +165,80 @@ def fleet(workdir: str) -> dict[str, float]:
         return _figures(*run_fleet(clones, EDITS, env=env, timeout=1800))
 
 
+def _hook_seconds(trace: str) -> tuple[dict[str, float], int]:
+    """Seconds spent in each server hook, and how many pre-receive runs (pushes that
+    reached the gate), from the trace2 event files of the server's git processes."""
+    started: dict[tuple[str, int], str] = {}
+    spent: dict[str, float] = {}
+    runs = 0
+    for name in os.listdir(trace):
+        with open(os.path.join(trace, name), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                key = (event.get("sid", ""), event.get("child_id", -1))
+                if event.get("event") == "child_start" and event.get("child_class") == "hook":
+                    started[key] = event.get("hook_name", "?")
+                    runs += event.get("hook_name") == "pre-receive"
+                elif event.get("event") == "child_exit" and key in started:
+                    hook = started.pop(key)
+                    spent[hook] = spent.get(hook, 0.0) + float(event.get("t_rel", 0.0))
+    return spent, runs
+
+
+def _serve_fleet(workdir: str, env: dict[str, str], landing: bool) -> dict[str, float]:
+    sys.path.insert(0, os.path.join(ROOT, "tests"))
+    from fleet import Serve, landing_figures, run_fleet
+
+    trace = os.path.join(workdir, "trace2")
+    config = os.path.join(workdir, "server.gitconfig")
+    with open(config, "w", encoding="utf-8") as fh:  # trace2 is read from the global config only
+        fh.write(f"[user]\n\tname = Serve\n\temail = serve@example.com\n[trace2]\n\teventTarget = {trace}\n")
+    names = [f"agent-{n:02d}" for n in range(AGENTS)]
+    os.makedirs(trace)  # a directory: a file per git process
+    with Serve(Path(workdir) / "srv", env={**env, "GIT_CONFIG_GLOBAL": config}) as server:
+        envs = {n: {**env, "GIT_MEMORY_TOKEN": server.key(n, "--create", "team")} for n in names}
+
+        def clone(name: str) -> Path:
+            dest = os.path.join(workdir, name)
+            sh("git", "memory", "clone", "-q", f"{server.url}/team.git", dest, cwd=workdir, env=envs[name])
+            sh("git", "config", "memory.syncDeadline", "600", cwd=dest)
+            sh("git", "config", "memory.syncLanding", "true" if landing else "false", cwd=dest)
+            return Path(dest)
+
+        with ThreadPoolExecutor(4) as pool:
+            clones = list(pool.map(clone, names))
+        shutil.rmtree(trace)  # from here on, the fleet's pushes only
+        os.makedirs(trace)
+        records, _wall, failures = run_fleet(clones, SERVE_EDITS, timeout=1800, env_of=lambda c: envs[c.name])
+    cpu = server.cpu_seconds
+    if failures or len(records) != AGENTS * SERVE_EDITS or {r["state"] for r in records} != {"pushed"}:
+        raise RuntimeError(f"the serve fleet did not land every commit: {failures[:1] or records[:1]}")
+    spent, pushes = _hook_seconds(trace)
+    gate_ms, land_ms = 1000 * spent.get("pre-receive", 0.0), 1000 * spent.get("post-receive", 0.0)
+    return {**landing_figures(records), "gate_ms_per_push": gate_ms / max(1, pushes),
+            "land_ms_per_push": land_ms / max(1, pushes), "gate_ms_per_commit": (gate_ms + land_ms) / len(records),
+            "server_cpu_ms_per_commit": 1000 * cpu / len(records)}
+
+
+def serve(workdir: str) -> dict[str, float]:
+    env = dict(installed(workdir))
+    out: dict[str, float] = {}
+    for landing, prefix in ((True, "serve_"), (False, "serve_direct_")):
+        part = os.path.join(workdir, prefix.strip("_"))
+        os.makedirs(part)
+        for key, value in _serve_fleet(part, env, landing).items():
+            if prefix + key in FIGURES:
+                out[prefix + key] = value
+    return out
+
+
 def run(workdir: str, repeat: int) -> dict[str, float]:
-    os.makedirs(os.path.join(workdir, "gate"))
-    os.makedirs(os.path.join(workdir, "fleet"))
-    return {**gate(os.path.join(workdir, "gate"), repeat), **fleet(os.path.join(workdir, "fleet"))}
+    for part in ("gate", "fleet", "serve"):
+        os.makedirs(os.path.join(workdir, part))
+    if os.environ.get("BENCH_FLEET_ONLY") == "serve":  # the serve figures alone: minutes, not half an hour
+        return serve(os.path.join(workdir, "serve"))
+    return {**gate(os.path.join(workdir, "gate"), repeat), **fleet(os.path.join(workdir, "fleet")),
+            **serve(os.path.join(workdir, "serve"))}

@@ -5,8 +5,8 @@ Each agent is its own process, in its own clone: `python fleet.py agent DIR NAME
 waits for a byte on stdin (so all start together), then makes N edits, each a new
 memory file committed by `git memory create`, each followed by `git memory --json
 sync`, and prints one JSON line per sync (its state, push attempts and seconds).
-`run_fleet` starts them all, releases them at once and collects their lines; `verify`
-checks the server afterwards.
+`run_fleet` starts them all, releases them at once and collects their lines. `Serve`
+runs the real `git memory serve` on 127.0.0.1 and issues the agents' keys.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 SUBJECT = "fleet {name} edit {n:02d}"
 
@@ -48,8 +48,10 @@ def agent(directory: str, name: str, edits: int) -> int:
 
 
 def run_fleet(clones: Sequence[Path], edits: int, *, env: Mapping[str, str] | None = None,
-              timeout: float = 600.0) -> tuple[list[dict[str, Any]], float, list[str]]:
+              timeout: float = 600.0, env_of: Callable[[Path], Mapping[str, str]] | None = None
+              ) -> tuple[list[dict[str, Any]], float, list[str]]:
     """Start one agent process per clone, release them together, wait for all.
+    `env_of(clone)`, if given, is that agent's environment (its own key).
     Returns (every agent's sync records, wall seconds from release to the last exit,
     the stderr of agents that failed). Every process is ended by the time it returns."""
     procs = []
@@ -57,7 +59,8 @@ def run_fleet(clones: Sequence[Path], edits: int, *, env: Mapping[str, str] | No
     try:
         for clone in clones:
             procs.append(subprocess.Popen([sys.executable, __file__, "agent", str(clone), clone.name, str(edits)],
-                                          cwd=clone, env=None if env is None else dict(env), stdin=gun,
+                                          cwd=clone, env=dict(env_of(clone)) if env_of is not None
+                                          else None if env is None else dict(env), stdin=gun,
                                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         os.close(gun)
         started = time.monotonic()
@@ -113,6 +116,68 @@ def landed_updates(bare: Path, ref: str = "refs/heads/main") -> list[tuple[str, 
 def gated_updates(bare: Path, ref: str = "refs/heads/main") -> set[tuple[str, str]]:
     lines = (bare / GATE_LOG).read_text().splitlines() if (bare / GATE_LOG).exists() else []
     return {(p[0], p[1]) for p in (line.split() for line in lines) if len(p) == 3 and p[2] == ref}
+
+
+class Serve:
+    """`git memory serve --root ROOT --port 0` on 127.0.0.1, for as long as the `with` lasts."""
+
+    def __init__(self, root: Path, env: Mapping[str, str] | None = None):
+        self.root = root
+        self.env = None if env is None else dict(env)  # whose `git memory` serves, and its git config
+        self.proc: subprocess.Popen[str] | None = None
+        self.url = ""
+        self.cpu_seconds = 0.0
+
+    def __enter__(self) -> Serve:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(["git", "memory", "serve", "--root", str(self.root), "--port", "0", "--json"],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+                                     text=True, env=self.env)
+        assert self.proc.stdout is not None
+        first = self.proc.stdout.readline()  # the server prints its URL once it listens
+        try:
+            self.url = json.loads(first)["url"]
+        except (ValueError, KeyError):
+            self.proc.kill()
+            raise AssertionError(f"serve printed {first!r}: {self.proc.communicate()[1]}") from None
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        """Stop the server; `cpu_seconds` is then what it and every process it waited
+        for used (http-backend, receive-pack, upload-pack, the hooks)."""
+        assert self.proc is not None
+        self.proc.terminate()
+        until = time.monotonic() + 60
+        while True:
+            pid, status, usage = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if time.monotonic() > until:
+                self.proc.kill()
+            time.sleep(0.05)
+        self.proc.returncode = os.waitstatus_to_exitcode(status)
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
+
+    def key(self, key_id: str, *grants: str) -> str:
+        """A new key (`git memory serve keys add ID GRANTS...`), as printed once."""
+        res = subprocess.run(["git", "memory", "serve", "keys", "add", key_id, "--root", str(self.root), *grants],
+                             capture_output=True, text=True, env=self.env)
+        if res.returncode != 0:
+            raise AssertionError(f"keys add {key_id}: {res.stderr}")
+        return res.stdout.strip()
+
+    def bare(self, name: str) -> Path:
+        return self.root / f"{name}.git"
+
+
+def landing_figures(records: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Pushes per landed commit and the p50/p95 of one sync's wait, from agents' records."""
+    waits = sorted(r["seconds"] for r in records)
+
+    def pct(p: float) -> float:
+        return waits[min(len(waits) - 1, max(0, int(round(p * len(waits))) - 1))]
+    return {"pushes_per_commit": sum(r["attempts"] or 0 for r in records) / max(1, len(records)),
+            "sync_p50_s": pct(0.50), "sync_p95_s": pct(0.95)}
 
 
 if __name__ == "__main__":

@@ -103,12 +103,7 @@ def post_commit(args: list[str], stdin: bytes | None) -> int:
 
 def pre_receive(args: list[str], stdin: bytes | None) -> int:
     """Server side: every ref update of the push, all in one check."""
-    updates = []
-    for line in (stdin or b"").decode("utf-8", "surrogateescape").splitlines():
-        parts = line.split()
-        if len(parts) == 3:
-            updates.append((parts[0], parts[1], parts[2]))
-    return _gate(updates)
+    return _gate(_updates(stdin))
 
 
 def update(args: list[str], stdin: bytes | None) -> int:
@@ -117,6 +112,22 @@ def update(args: list[str], stdin: bytes | None) -> int:
         return _fail("error: git-memfs update hook: expected REF OLD NEW")
     ref, old, new = args
     return _gate([(old, new, ref)])
+
+
+def post_receive(args: list[str], stdin: bytes | None) -> int:
+    """Server side, after the refs moved: land the pushes made to refs/land/ (serve/land.py)."""
+    from gitmemfs.serve import land
+
+    return land.post_receive(os.getcwd(), _updates(stdin))
+
+
+def _updates(stdin: bytes | None) -> list[tuple[str, str, str]]:
+    updates = []
+    for line in (stdin or b"").decode("utf-8", "surrogateescape").splitlines():
+        parts = line.split()
+        if len(parts) == 3:
+            updates.append((parts[0], parts[1], parts[2]))
+    return updates
 
 
 def _gate(updates: list[tuple[str, str, str]]) -> int:
@@ -144,8 +155,8 @@ def _gate(updates: list[tuple[str, str, str]]) -> int:
 
 
 HANDLERS = {"pre-commit": pre_commit, "pre-merge-commit": pre_commit, "post-commit": post_commit,
-            "pre-receive": pre_receive, "update": update}
-READS_STDIN = {"pre-receive"}
+            "pre-receive": pre_receive, "update": update, "post-receive": post_receive}
+READS_STDIN = {"pre-receive", "post-receive"}
 
 
 # -- helpers --------------------------------------------------------------------------

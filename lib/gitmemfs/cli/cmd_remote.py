@@ -55,8 +55,10 @@ stay exactly as they were. Holds the writer lock throughout.
 Many agents on one branch: a push refused because the remote moved, or because
 another push held the branch, is retried (wait a jittered, growing window,
 fetch, replay, check, push) until it lands or the deadline passes
-(--deadline, memory.syncDeadline, 60 s). A history that shares no commit
-with the remote's branch is never pushed.
+(--deadline, memory.syncDeadline, 60 s). A server that lands pushes itself
+(git memory serve) takes them at a ref of sync's own, so none loses a race;
+memory.syncLanding false pushes to the branch there too. A history that
+shares no commit with the remote's branch is never pushed.
 
 states: skipped (no upstream), clean, pulled, pushed: exit 0;
 conflict, dirty, fetch_failed, check_failed, push_failed, unrelated: exit 1."""

@@ -17,12 +17,23 @@ exponential backoff, until it lands or the deadline passes (memory.syncDeadline,
 carries the server's own `remote:` lines. A history that shares no commit with
 the remote's is never pushed as it is (that would split one memory in two): its
 commits are replayed onto the remote's, or, when they conflict, left as they were.
+
+A server that lands pushes itself (`git memory serve`: a merge queue, serve/land.py;
+it shows refs/memory/landing) takes them at a ref no other push names,
+refs/land/<branch>/<random>, so no push loses a race: it replays them onto the branch
+through its gate and says so in one `memory-land:` line; sync then fetches what landed. Anything else the server says
+(a conflict, a redaction since) sends sync down the path above for that sync. A
+server that stops landing is told by the push option it lacks (or by its silence
+after taking the ref, which sync then deletes); what a server said is remembered for a
+day.
 """
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
+import secrets
 import time
 from typing import Any, Callable, Mapping
 
@@ -55,6 +66,15 @@ MOVED = frozenset({"fetch first", "non-fast-forward", "stale info"})
 LOCKED = frozenset({"failed to update ref", "failed to lock", "cannot lock ref", "incorrect old value provided",
                     "failed to write", "reference already exists"})
 CONTENTION_WORDS = ("but expected", "file exists", "unable to lock", "incorrect old value")
+
+# The server's merge queue (serve/land.py names the same ref, option and line).
+LAND_PREFIX = "refs/land/"
+LAND_OPTION = "memory-land"
+LAND_TAG = "memory-land:"
+LAND_MARKER = "refs/memory/landing"  # a server that lands has it (a symbolic ref to its branch)
+LAND_KEY = "memory.syncLanding"   # false: always push to the branch itself
+LAND_FORGET = 86400.0             # seconds what a server said about landing is remembered
+NO_PUSH_OPTIONS = "does not support push options"
 
 
 class SyncResult:
@@ -170,6 +190,8 @@ class _Sync:
         self.merge_commit: str | None = None  # HEAD is this merge of the local commits with the remote
         self.moved: str | None = None         # the line saying sync moved onto a redacted history
         self.joined = False                   # a history unrelated to the remote's was replayed onto it
+        self.landing: bool | None = None      # push to the server's merge queue (None: not asked yet)
+        self.replayed = False                 # the server replayed our commits onto newer ones
 
     def result(self, state: str, message: str, **fields: Any) -> SyncResult:
         fields.setdefault("branch", self.branch)
@@ -376,6 +398,12 @@ class _Sync:
             if refused is not None:
                 return refused
             commits = self.repo.git("rev-list", "--reverse", f"{base}..HEAD" if base else "HEAD").lines()
+            if base and self.lands():
+                self.attempts += 1
+                landed = self.land(head, commits)
+                if landed is not None:
+                    return landed
+                continue  # the server did not land it: the branch itself, as below
             refspec = f"refs/heads/{self.branch}:{self.up.merge}"
             self.attempts += 1
             try:
@@ -417,6 +445,121 @@ class _Sync:
                 failed = self.unrelated() or self.integrate(head)
                 if failed is not None:
                     return failed
+
+    # -- the server's merge queue ----------------------------------------------------------
+
+    def lands(self) -> bool:
+        """Whether to push to the server's merge queue: unless memory.syncLanding is false.
+        Whether a server lands is asked once a day (`ls-remote` of its marker ref,
+        before the first push: no pack, no run of its gate) and kept in the sync record."""
+        if self.landing is not None:
+            return self.landing
+        assert self.up is not None and self.net is not None
+        setting = (self.repo.cfg(LAND_KEY) or "true").strip().lower()
+        if setting in ("false", "no", "off", "0"):
+            self.landing = False
+            return False
+        known = _landing_record(self.repo).get(_url_key(self.up.url))
+        if isinstance(known, dict) and isinstance(known.get("time"), (int, float)) \
+                and 0 <= time.time() - known["time"] < LAND_FORGET:
+            self.landing = bool(known.get("lands"))
+            return self.landing
+        try:
+            res = self.net.run(["ls-remote", self.up.remote, LAND_MARKER], cwd=self.repo.root,
+                               label="git memory sync: ls-remote")
+        except RemoteError:
+            self.landing = False  # asked again next time
+            return False
+        self.remember_landing(bool(res.out.strip()))
+        return bool(self.landing)
+
+    def remember_landing(self, lands: bool) -> None:
+        assert self.up is not None
+        self.landing = lands
+        known = {k: v for k, v in _landing_record(self.repo).items()
+                 if isinstance(v, dict) and isinstance(v.get("time"), (int, float))
+                 and 0 <= time.time() - v["time"] < LAND_FORGET}
+        known[_url_key(self.up.url)] = {"lands": lands, "time": time.time()}
+        save_record(self.repo, landing=known)
+
+    def land(self, head: str, commits: list[str]) -> SyncResult | None:
+        """Push to a ref of our own that the server lands on the branch; then fetch what
+        landed. None: push to the branch itself instead (the loop in push() goes on)."""
+        assert self.up is not None and self.net is not None and self.branch is not None
+        short = self.up.merge[len("refs/heads/"):] if self.up.merge.startswith("refs/heads/") else ""
+        if not short:
+            self.landing = False
+            return None
+        ref = f"{LAND_PREFIX}{short}/{secrets.token_hex(8)}"
+        try:
+            res = self.net.run(["push", "--porcelain", "-o", LAND_OPTION, self.up.remote,
+                                f"refs/heads/{self.branch}:{ref}"], cwd=self.repo.root,
+                               label="git memory sync: push", action="push to", accept=_push_answered)
+        except RemoteError as exc:
+            if NO_PUSH_OPTIONS in str(exc.message):  # git said so before sending anything
+                self.attempts -= 1
+                self.remember_landing(False)
+                return None
+            return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
+                               error=exc.message, remote_lines=exc.remote)
+        said = remote_lines(res.err)
+        rejected = _rejection(res)
+        if rejected is not None:  # the gate (or another hook) refused the commits themselves
+            self.rejections[rejected] = self.rejections.get(rejected, 0) + 1
+            return self.refused(rejected, said)
+        state, landed = _landing(res.err, ref)
+        if state is None:  # it kept the ref and said nothing: not a server that lands
+            self.net.run(["push", "-q", self.up.remote, f":{ref}"], cwd=self.repo.root,
+                         label="git memory sync: push", action="push to", accept=lambda _res: True)
+            self.remember_landing(False)
+            return None
+        if state == "refused":
+            self.rejections["landing refused"] = self.rejections.get("landing refused", 0) + 1
+            return self.result(PUSH_FAILED, f"Push to {self.up.name} failed: the server's gate refused the "
+                                            "commits as they would land. Your commits are kept locally."
+                                            + _said(said), error="rejected: landing refused", remote_lines=said)
+        before = self.tracking_sha()
+        failed = self.fetch()
+        if failed is not None:
+            return failed
+        if state != "landed" or landed is None or not self.has_landed(landed):
+            # A conflict, a redaction since, a busy branch: this sync replays and pushes itself.
+            self.rejections[f"landing {state}"] = self.rejections.get(f"landing {state}", 0) + 1
+            self.landing = False
+            from gitmemfs.remote import redaction_sync
+
+            moved = redaction_sync.follow(self.repo, self.up.tracking, before)
+            self.moved = self.moved or moved
+            ahead, behind = counts(self.repo, self.up.tracking)
+            if behind:
+                return self.unrelated() or self.integrate(head)
+            return None
+        ahead, behind = counts(self.repo, self.up.tracking)
+        if ahead and behind:  # replayed by the server: our copies are there already, and drop out
+            self.replayed = True
+            failed = self.integrate(head)
+            if failed is not None:
+                return failed
+            ahead, behind = counts(self.repo, self.up.tracking)
+        if ahead:
+            self.landing = False
+            return None  # something of ours is not on the branch yet: push it to the branch
+        if behind:
+            self.repo.git("merge", "--ff-only", "-q", self.tracking_sha() or "")
+        self.backoff.landed()
+        return self.result(PUSHED, self.landed_message(len(commits)), pushed=commits)
+
+    def has_landed(self, sha: str) -> bool:
+        """The server's word checked: the tip it landed is on the branch we fetched."""
+        tip = self.tracking_sha()
+        return tip is not None and self.repo.git("merge-base", "--is-ancestor", sha, tip, check=False).code == 0
+
+    def landed_message(self, count: int) -> str:
+        assert self.up is not None
+        if self.replayed:
+            return (f"Pushed {count} commit(s); the server landed them on {self.up.name} after newer commits "
+                    f"(it replayed them; this clone now has its copies, the old head is kept at {self.backup}).")
+        return self.pushed_message(count)
 
     def refused(self, rejected: str, said: list[str]) -> SyncResult:
         """The server refused the push for a reason of its own: say it in its words."""
@@ -520,6 +663,32 @@ def _contended(rejected: str, said: list[str]) -> bool:
         return False
     text = " ".join(said).lower()
     return any(word in text for word in CONTENTION_WORDS) and "permission denied" not in text
+
+
+def _landing(stderr: str, ref: str) -> tuple[str | None, str | None]:
+    """(state, new tip) from the server's `memory-land: STATE REF [SHA ...]` line for `ref`
+    (among all its `remote:` lines: the ones a person is shown are bounded)."""
+    for raw in stderr.replace("\r", "\n").splitlines():
+        parts = scrub(raw).split()
+        if parts[:1] != ["remote:"]:
+            continue
+        parts = parts[1:]
+        if len(parts) >= 3 and parts[0] == LAND_TAG and parts[2] == ref:
+            sha = parts[3] if parts[1] == "landed" and len(parts) > 3 else None
+            if sha is not None and not all(c in "0123456789abcdef" for c in sha):
+                sha = None
+            return parts[1], sha
+    return None, None
+
+
+def _landing_record(repo: Repo) -> dict[str, Any]:
+    known = load_record(repo).get("landing")
+    return known if isinstance(known, dict) else {}
+
+
+def _url_key(url: str) -> str:
+    """A remote's URL as the sync record keeps it (hashed: a URL may hold a password)."""
+    return hashlib.sha256(url.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
 
 def _said(lines: list[str]) -> str:

@@ -1,6 +1,7 @@
 """`git memory serve`: every memory under --root over git smart HTTP, by `git http-backend`.
 
     repos.py   where a memory lives (DIR/<name>.git), its receive settings and gate, its creation
+    land.py    the merge queue: the post-receive hook that lands pushes made to refs/land/
     paths.py   which memory and which git service a request's URL names (Letta's and a plain layout)
     cgi.py     one `git http-backend` run per request, bodies streamed both ways
     access.py  the checks every request passes: URL, key, grant, creation on first use

@@ -2,9 +2,11 @@
 
 Every repository gets the same receive settings (`configure`): the pre-receive gate,
 `receive.fsckObjects` (no corrupt object lands), `receive.denyDeletes` (a branch is
-never deleted over the wire). `receive.denyNonFastForwards` stays off on purpose:
-git would refuse a verified redaction before the gate could judge it, and the gate
-already refuses every other rewind (gate/check.py). A memory made on first use is
+never deleted over the wire), and the merge queue (land.py): push options advertised,
+the post-receive hook that lands pushes made to refs/land/, and refs/memory/landing,
+which tells clients so. `receive.denyNonFastForwards` stays off on purpose: git would
+refuse a verified redaction before the gate could judge it, and the gate already
+refuses every other rewind (gate/check.py). A memory made on first use is
 seeded as `git memory init` seeds it, in the operator's layout, and moved into place
 with one rename, so two first pushes at once make one memory.
 """
@@ -25,7 +27,10 @@ from gitmemfs.web.keys import state_dir
 SETTINGS = (("receive.fsckObjects", "true"), ("receive.denyDeletes", "true"),
             ("receive.denyNonFastForwards", "false"), ("http.receivepack", "true"),
             ("http.uploadpack", "true"), ("core.logAllRefUpdates", "true"),
-            ("memory.repo", "true"), ("memory.checkScope", "all"))
+            ("memory.repo", "true"), ("memory.checkScope", "all"),
+            ("receive.advertisePushOptions", "true"))
+HOOKS = (*hooks.SERVER_HOOKS, "post-receive")  # the gate, then the lander
+LAND_MARKER = "refs/memory/landing"
 SEED_AUTHOR = (("user.name", "git memory serve"), ("user.email", "serve@localhost"))
 
 
@@ -51,7 +56,11 @@ def configure(bare: str, layout: str | None = None) -> None:
     for key, value in SETTINGS:
         git.run(["config", "--local", key, value], cwd=bare)
     where = hooks.place(bare)
-    hooks.install(where)
+    hooks.install(where, names=HOOKS)
+    # What tells a client this server lands (remote/sync.py asks once a day): a symbolic
+    # ref, so it pins no object of its own.
+    branch = git.run(["symbolic-ref", "-q", "HEAD"], cwd=bare, check=False).out.strip() or "refs/heads/main"
+    git.run(["symbolic-ref", LAND_MARKER, branch], cwd=bare)
     if layout in (layouts.PLAIN, layouts.ROOT):
         hooks.record_layout(where, layout)
 
