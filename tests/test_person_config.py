@@ -9,20 +9,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from trustkit import keypair, memory_with
+from trustkit import keypair, memory_with, planted
 
 from conftest import git, head, memory
 
 SECRET = "sk-live-9Rt2WqZp71bn"
-
-
-def planted(tmp_path: Path, name: str, then: str = "exit 1") -> tuple[Path, Path]:
-    """A script an agent left that notes it ran (`then` decides what it does next)."""
-    marker = tmp_path / f"ran-{name}"
-    script = tmp_path / f"{name}.sh"
-    script.write_text(f"#!/bin/sh\ntouch '{marker}'\n{then}\n")
-    script.chmod(0o755)
-    return script, marker
 
 
 @pytest.fixture

@@ -16,17 +16,9 @@ from typing import Callable
 
 import pytest
 from gitserver import TOKEN, GitServer, quick_clone, seed, server_fixture, token_env  # noqa: F401
+from trustkit import planted
 
 from conftest import git, head, memory
-
-
-def planted(tmp: Path, name: str, then: str = "exit 1") -> tuple[Path, Path]:
-    """A script an agent left that notes it ran (`then` decides what it does next)."""
-    marker = tmp / f"ran-{name}"
-    script = tmp / f"{name}.sh"
-    script.write_text(f"#!/bin/sh\ntouch '{marker}'\n{then}\n")
-    script.chmod(0o755)
-    return script, marker
 
 
 def plant_hook(repo: Path, tmp: Path, name: str) -> Path:

@@ -351,11 +351,23 @@ def test_a_dream_agent_that_runs_accept_gets_nothing_merged(mem: Path) -> None:
     assert ident in proposals(mem), "the person's decision is still open"
 
 
+def page_accept(mem: Path, info: dict[str, Any], ident: str) -> tuple[int, str]:
+    """The person's click on Accept, as the page's form sends it: its token and the
+    proposal's commit the page showed."""
+    from test_review import request
+
+    page = request(info, "GET", "/pending")[1]
+    token = re.search(r'name="form_token" value="([^"]+)"', page)
+    assert token
+    return request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
+                   body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+
+
 def test_accept_runs_no_program_the_memorys_config_names(mem: Path, tmp_path: Path) -> None:
     """An accept may sign with the person's key: a program an agent named in the memory's
     own config (gpg.ssh.program) never runs in it, on the command line or the page."""
     pytest.importorskip("starlette", reason="the [review] extra is not installed")
-    from test_review import request, review
+    from test_review import review
 
     marker = tmp_path / "ran"
     script = write(tmp_path, "program.sh", f"#!/bin/sh\ntouch '{marker}'\nexit 1\n")
@@ -366,11 +378,7 @@ def test_accept_runs_no_program_the_memorys_config_names(mem: Path, tmp_path: Pa
     out = memory("proposals", "accept", ident, cwd=mem)
     assert out.returncode == 1 and "gpg.ssh.program" in out.stderr and out.stderr.startswith("error: "), out.stderr
     with review(cwd=mem) as info:
-        page = request(info, "GET", "/pending")[1]
-        token = re.search(r'name="form_token" value="([^"]+)"', page)
-        assert token
-        status, text = request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
-                               body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+        status, text = page_accept(mem, info, ident)
     assert status == 409 and "gpg.ssh.program" in text, text
     assert not marker.exists() and snapshot(mem) == before and ident in proposals(mem)
 
@@ -401,7 +409,7 @@ def test_the_pages_accept_runs_no_hook_an_agent_planted(mem: Path, tmp_path: Pat
     """A hook file an agent left in the hooks folder would run with the person's keys and
     ssh-agent inside the accept: the page's accept runs none, as protect does."""
     pytest.importorskip("starlette", reason="the [review] extra is not installed")
-    from test_review import request, review
+    from test_review import review
 
     marker = tmp_path / "hook-ran"
     hook = write(mem, ".git/hooks/reference-transaction", f"#!/bin/sh\necho \"$1\" >> '{marker}'\n")
@@ -409,11 +417,7 @@ def test_the_pages_accept_runs_no_hook_an_agent_planted(mem: Path, tmp_path: Pat
     ident = propose(mem, "insert", RULES, "1", "Be kind.", "-m", "kindness", env=agent(mem))["proposed"]
     marker.unlink(missing_ok=True)  # proposing ran it: the agent's own command
     with review(cwd=mem) as info:
-        page = request(info, "GET", "/pending")[1]
-        token = re.search(r'name="form_token" value="([^"]+)"', page)
-        assert token
-        status, text = request(info, "POST", f"/pending/proposal/{ident}/accept", headers={"Origin": info["base"]},
-                               body={"form_token": token.group(1), "expect": proposals(mem)[ident]})
+        status, text = page_accept(mem, info, ident)
     assert status == 200 and f"Proposal {ident} accepted" in text, text
     assert "Be kind." in (mem / RULES).read_text() and ident not in proposals(mem)
     assert not marker.exists(), marker.read_text()

@@ -10,6 +10,15 @@ from pathlib import Path
 from conftest import git, memfile, memory, write
 
 
+def planted(tmp: Path, name: str, then: str = "exit 1") -> tuple[Path, Path]:
+    """A script an agent left that notes it ran (`then` decides what it does next)."""
+    marker = tmp / f"ran-{name}"
+    script = tmp / f"{name}.sh"
+    script.write_text(f"#!/bin/sh\ntouch '{marker}'\n{then}\n")
+    script.chmod(0o755)
+    return script, marker
+
+
 def keypair(folder: Path, name: str) -> Path:
     key = folder / name
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True)
