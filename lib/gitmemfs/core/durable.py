@@ -20,7 +20,8 @@ import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Callable, Mapping
+    import queue
+    from typing import Any, Callable, Mapping
 
 FSYNC = "committed,index"
 # `fsync`, not `batch`: batch writes a transaction's objects out and trusts one fsync of
@@ -152,30 +153,57 @@ def fsync_all(paths: list[str], *, folder: bool = False) -> None:
         for path in paths:
             _fsync_quiet(path, folder)
         return
-    import threading
-
-    errors: list[OSError] = []
-
-    def work(chunk: list[str]) -> None:
-        try:
-            for path in chunk:
-                _fsync_quiet(path, folder)
-        except OSError as exc:
-            errors.append(exc)
-
     width = min(len(paths), _FSYNC_THREADS)
-    threads = [threading.Thread(target=work, args=(paths[i::width],), daemon=True) for i in range(1, width)]
-    for thread in threads:
-        thread.start()
-    work(paths[0::width])
-    for thread in threads:
-        thread.join()
+    jobs, answers = _workers(width - 1)
+    for i in range(1, width):
+        jobs.put((paths[i::width], folder, answers))
+    errors: list[BaseException] = []
+    try:
+        for path in paths[0::width]:
+            _fsync_quiet(path, folder)
+    except OSError as exc:
+        errors.append(exc)
+    for _ in range(1, width):  # every chunk answers, so none is left running
+        answer = answers.get()
+        if answer is not None:
+            errors.append(answer)
     if errors:
         raise errors[0]
 
 
 # Enough to put an edit's few flushes (and a merge's folders) in flight together.
 _FSYNC_THREADS = 8
+# Threads kept for the process's life (an MCP server, a serve worker make thousands of
+# edits): starting one costs about as much as an idle disk's fsync. Per process: a
+# forked child starts its own.
+_POOL: dict[str, Any] = {}
+
+
+def _workers(count: int) -> tuple[queue.SimpleQueue[Any], queue.SimpleQueue[Any]]:
+    """(the pool's job queue, this call's answer queue), with `count` threads serving."""
+    import queue
+    import threading
+
+    if _POOL.get("pid") != os.getpid():
+        _POOL.clear()
+        _POOL.update(pid=os.getpid(), jobs=queue.SimpleQueue(), threads=0, lock=threading.Lock())
+    with _POOL["lock"]:
+        while _POOL["threads"] < count:
+            threading.Thread(target=_serve, args=(_POOL["jobs"],), name="fsync", daemon=True).start()
+            _POOL["threads"] += 1
+    return _POOL["jobs"], queue.SimpleQueue()
+
+
+def _serve(jobs: queue.SimpleQueue[Any]) -> None:
+    while True:
+        chunk, folder, answers = jobs.get()
+        try:
+            for path in chunk:
+                _fsync_quiet(path, folder)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller, which raises it
+            answers.put(exc)
+        else:
+            answers.put(None)
 
 
 def _fsync_quiet(path: str, folder: bool) -> None:
