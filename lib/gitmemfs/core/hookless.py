@@ -241,4 +241,4 @@ def commit_validated(repo: Repo, files: Sequence[str], *, new_files: bool, autho
         if not staged:  # as the hooked path leaves it: the caller tells "no effect" by the index
             repo.git("add", "-A", "--", *pathspecs, check=False)
         return result, None
-    return result, repo.head()
+    return result, repo.committed_head()

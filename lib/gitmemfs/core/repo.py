@@ -13,7 +13,7 @@ import time
 
 from gitmemfs.core import durable, git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem, UsageError
-from gitmemfs.core.gitfiles import discovery, gitconfig
+from gitmemfs.core.gitfiles import discovery, gitconfig, refs
 
 TYPE_CHECKING = False  # `typing` costs ~7 ms of every command's start-up
 if TYPE_CHECKING:
@@ -169,6 +169,11 @@ class Repo:
         """HEAD's commit sha, or None on an unborn branch."""
         res = self.git("rev-parse", "-q", "--verify", "HEAD^{commit}", check=False)
         return (res.out.strip() or None) if res.code == 0 else None
+
+    def committed_head(self) -> str | None:
+        """HEAD's commit right after a commit of ours: from the ref file when that is
+        certain (core/gitfiles/refs.py), else `head()`."""
+        return refs.head_oid(self.git_dir, self.common_dir, self.config, git.REPO_ENV) or self.head()
 
     def has_head(self) -> bool:
         return self.head() is not None

@@ -23,7 +23,7 @@ from gitmemfs.core.gitfiles import gitconfig
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping
+    from typing import Mapping, Sequence
 
 # Variables that move, bound or widen git's search (REPO_ENV in git.py moves the
 # repository itself; these only change where the walk may go).
@@ -67,7 +67,7 @@ def find(path: str, moved: tuple[str, ...], env: Mapping[str, str] | None = None
         return None
 
 
-def settled(settings: Mapping[str, list[str | None]]) -> bool:
+def settled(settings: Mapping[str, Sequence[str | None]]) -> bool:
     """Whether the repository's settings leave the plain answer standing: core.bare
     false or unset, no core.worktree, format version 0 or 1, no extensions."""
     for key in settings:
@@ -98,11 +98,11 @@ def _is_git_dir(folder: str) -> bool | None:
             text = fh.read(256)
     except OSError:
         return None
-    if not (text.startswith(b"ref: refs/") or _is_oid(text)):
+    if not (text.startswith(b"ref: refs/") or is_oid(text)):
         return None  # git might still accept what we do not parse: ask it
     return os.path.isdir(os.path.join(folder, "objects")) and os.path.isdir(os.path.join(folder, "refs"))
 
 
-def _is_oid(text: bytes) -> bool:
+def is_oid(text: bytes) -> bool:
     line = text.split(b"\n", 1)[0].decode("ascii", "replace")
     return len(line) in (40, 64) and set(line) <= _HEX

@@ -19,7 +19,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Mapping
+    from typing import Mapping, Sequence
 
 # key (section and name lower-cased, subsection as written) -> values in order
 Settings = dict[str, list[str | None]]
@@ -57,7 +57,7 @@ def read(git_dir: str, env: Mapping[str, str] | None = None) -> Settings | None:
         return None
 
 
-def any_true(found: Mapping[str, list[str | None]], key: str) -> bool:
+def any_true(found: Mapping[str, Sequence[str | None]], key: str) -> bool:
     """Whether any value of the boolean setting `key` reads as true to git (a key with
     no `=` is true, an empty value false): for "is this ever switched on" questions."""
     return any(v is None or v.strip().lower() not in ("false", "no", "off", "0", "")
