@@ -171,8 +171,10 @@ class HeadWatcher:
     def targets(self) -> list[str | None]:
         return list(self.memories.watched()) if self.memories.multi else [None]
 
-    def poll(self) -> tuple[list[str], bool]:
-        """(URIs whose content changed, whether the list of resources changed)."""
+    def poll(self, listening: bool = True) -> tuple[list[str], bool]:
+        """(URIs whose content changed, whether the list of resources changed).
+        `listening` False (nobody subscribed): only the baseline moves, with no git
+        diff, so an idle watcher starts no process beside an agent's edits."""
         uris: list[str] = []
         listed = False
         for agent in self.targets():
@@ -182,9 +184,9 @@ class HeadWatcher:
                 before = self.seen.get(agent)
                 if before is not None and before[0] == stamp:
                     continue
-                head = repo.head()
+                head = repo.committed_head()  # compared and diffed, never shown: no need to peel
                 self.seen[agent] = (stamp, head)
-                if before is None or before[1] == head:
+                if before is None or before[1] == head or not listening:
                     continue
                 changed = changed_paths(repo, before[1], head)
             except Exception:  # noqa: BLE001

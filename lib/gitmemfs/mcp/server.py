@@ -69,6 +69,25 @@ def grant_of(ctx: Any) -> frozenset[str] | None:
     return scope.get(GRANT_KEY) if isinstance(scope, dict) else None
 
 
+class CountedBus(InMemorySubscriptionBus):
+    """The SDK's bus, knowing whether anyone listens (the watcher diffs only then)."""
+
+    listeners = 0
+
+    def subscribe(self, listener: Any) -> Any:
+        unsubscribe = super().subscribe(listener)
+        self.listeners += 1
+        done = False
+
+        def once() -> None:
+            nonlocal done
+            if not done:
+                done = True
+                self.listeners -= 1
+            unsubscribe()
+        return once
+
+
 class MemoryServer:
     """The SDK's low-level server with our tools, resources and prompts: schemas written
     out, one error shape, and what each client may see decided per request. (The SDK's
@@ -78,7 +97,7 @@ class MemoryServer:
     def __init__(self, memories: Memories, *, adopt: bool = False):
         self.memories = memories
         self.adopt = adopt  # commit files changed beside the server before a write (tools/outside.py)
-        self.bus = InMemorySubscriptionBus()
+        self.bus = CountedBus()
         self.listen = ListenHandler(self.bus)
         self.tool_list = tools.listing(memories.multi)
         # Built once: the typed results carry each protocol version's envelope.
@@ -211,7 +230,8 @@ class MemoryServer:
         while True:
             await anyio.sleep(interval)
             try:
-                uris, listed = await anyio.to_thread.run_sync(self.watcher.poll)
+                listening = self.bus.listeners > 0 or any(self.legacy.values())
+                uris, listed = await anyio.to_thread.run_sync(self.watcher.poll, listening)
             except Exception as exc:  # noqa: BLE001 - keep watching; say why on stderr
                 log.warning("git memory mcp: watching HEAD failed: %s", exc)
                 continue

@@ -381,7 +381,14 @@ def call(spec: Spec, arguments: Any, multi: bool, open_repo: Callable[[str | Non
 
             outside.adopt(repo)
         repo.propose = bool(args.pop("propose", False))
-        outcome = spec.run(repo, args)
+        if spec.commits:
+            # The writer lock and the clean check's status now, as the CLI's edits do:
+            # git checks the tree while the edit reads and validates (core/writer.py).
+            repo.start_writing()
+        try:
+            outcome = spec.run(repo, args)
+        finally:
+            repo.stop_writing()  # not taken by a session (refused before one began): let go
     except MemfsError as exc:
         return failed(exc)
     except Exception as exc:  # noqa: BLE001 - the tool boundary, as cli.common.boundary
