@@ -132,7 +132,10 @@ INVISIBLE = {"\u200b": "\\u200b", "\u200c": "\\u200c", "\u200d": "\\u200d", "\u2
              "\U000e0041": "\\U000e0041", "\ufe0f": "\\ufe0f",  # a tag alone, VS16 after a letter
              "\U0001f469\u200d": "\U0001f469\\u200d",  # a ZWJ between an emoji and a letter
              "\U0001f3f4\U000e0061\U000e0062\U000e007f": "\U0001f3f4\\U000e0061\\U000e0062\\U000e007f",  # no such flag
-             "\u3164\U000e0068\U000e0069": "\\u3164\\U000e0068\\U000e0069"}  # a filler, tags spelling "hi"
+             "\u3164\U000e0068\U000e0069": "\\u3164\\U000e0068\\U000e0069",  # a filler, tags spelling "hi"
+             # lookalikes: a Cyrillic а in a Latin word, a no-break space, two pictographs no font joins
+             "\u0430": "\\u0430", "\u00a0": "\\u00a0",
+             "\U0001f525\u200d\U0001f525": "\U0001f525\\u200d\U0001f525"}
 # Sequences a person expects drawn: an emoji ZWJ sequence with a skin tone, a subdivision
 # flag (tags), a keycap and a red heart (VS16), Persian's ZWNJ, a Devanagari half form (ZWJ).
 DRAWN = ("\U0001f469\U0001f3fd\u200d\U0001f4bb", "\U0001f3f4\U000e0067\U000e0062\U000e0065\U000e006e\U000e0067"

@@ -314,7 +314,8 @@ def test_script_an_agent_planted_never_runs(mem: Path, browser: Any) -> None:
 
 # Invisible to a person in a browser, as on a terminal; and what a browser must still draw.
 HIDDEN = {"\u200b": "\\u200b", "\u00ad": "\\u00ad", "\u2060": "\\u2060", "\ufeff": "\\ufeff",
-          "\U000e0041": "\\U000e0041", "\u202e": "\\u202e", "\x1b": "\\x1b"}
+          "\U000e0041": "\\U000e0041", "\u202e": "\\u202e", "\x1b": "\\x1b",
+          "\u0430": "\\u0430", "\u00a0": "\\u00a0", "\U0001f525\u200d\U0001f525": "\U0001f525\\u200d\U0001f525"}
 DRAWN = "\U0001f469\U0001f3fd\u200d\U0001f4bb \u2764\ufe0f \u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"
 
 

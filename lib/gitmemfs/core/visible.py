@@ -9,10 +9,20 @@ hyphen, a tag character, a Hangul filler) would make two texts look alike and
 differ. `visible` shows each as an escape (`\\x1b`, `\\x07`, `\\x9b`, `\\u202e`,
 `\\u200b`, `\\U000e0041`), keeping newlines, tabs and CRLF line ends.
 
+Lookalikes are escaped too, so text that looks the same is the same:
+- a space of another kind (U+00A0, U+2000-U+200A, U+202F, ...; the ideographic space
+  U+3000 is kept beside East Asian text);
+- in a word that mixes scripts which share letter shapes (Latin, Cyrillic, Greek,
+  Armenian, Cherokee, Coptic, and the styled Latin of fullwidth, mathematical and
+  letterlike forms), each letter not of the word's main script (Sаrah: the Cyrillic а);
+- a word of styled Latin (𝐒𝐚𝐫𝐚𝐡, Ｓａｒａｈ, the Kelvin sign), and, in mostly Latin
+  text, a word of one of those other scripts made only of letters that look Latin
+  (Ѕаѕһа), every letter of it.
+
 Invisible characters are kept where they are part of what a person expects to see
 drawn (docs/threat-model.md gives the rule):
-- ZWJ (U+200D) between two pictographs (an emoji ZWJ sequence, 👩‍💻), the left one
-  perhaps with U+FE0F or a skin tone after it;
+- ZWJ (U+200D) inside an emoji ZWJ sequence Unicode recommends (👩‍💻, 🏳️‍🌈; core/emojizwj.py),
+  not between two pictographs no font joins (🔥‍🔥);
 - ZWJ and ZWNJ (U+200C) after a virama (Indic conjuncts: RFC 5892's CONTEXTJ rule),
   ZWNJ between two letters of a joining script (Persian's می‌خواهم);
 - U+FE0E/U+FE0F after a pictograph or a keycap base (1️⃣), U+FE00–FE0D and
@@ -47,7 +57,8 @@ INVISIBLE = (0x00AD, 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x18
 ZWNJ, ZWJ, VS15, VS16, CANCEL_TAG = "\u200c", "\u200d", "\ufe0e", "\ufe0f", "\U000e007f"
 # Invisible characters that are kept in the right company (`_kept`); the rest of INVISIBLE never is.
 CONTEXT = frozenset([ZWNJ, ZWJ, *map(chr, range(0xFE00, 0xFE10)), *map(chr, range(0xE0100, 0xE01F0)),
-                     *map(chr, range(0xE0020, 0xE0080)), "\u180b", "\u180c", "\u180d", "\u180e", "\u180f"])
+                     *map(chr, range(0xE0020, 0xE0080)), "\u180b", "\u180c", "\u180d", "\u180e", "\u180f",
+                     "\u3000"])
 # Extended_Pictographic (Unicode's emoji-data.txt), in ranges: what an emoji sequence joins.
 PICTOGRAPHIC = ((0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049), (0x2122, 0x2122),
                 (0x2139, 0x2139), (0x2194, 0x2199), (0x21A9, 0x21AA), (0x231A, 0x231B), (0x2328, 0x2328),
@@ -63,6 +74,26 @@ PICTOGRAPHIC = ((0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0
                 (0x1F85A, 0x1F85F), (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8FF), (0x1F90C, 0x1F93A),
                 (0x1F93C, 0x1F945), (0x1F947, 0x1FAFF), (0x1FC00, 0x1FFFD))
 SKIN_TONES = range(0x1F3FB, 0x1F400)
+# Spaces of another kind than U+0020 (category Zs): a name with one looks like a name without.
+SPACES = (0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F)
+IDEOGRAPHIC_SPACE = "\u3000"  # kept beside East Asian text (EAST_ASIAN), escaped elsewhere
+EAST_ASIAN = ((0x1100, 0x11FF), (0x2E80, 0x2FDF), (0x3000, 0x33FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF),
+              (0xAC00, 0xD7AF), (0xF900, 0xFAFF), (0xFF00, 0xFFEF), (0x20000, 0x3FFFF))
+# Scripts whose letters share shapes with Latin ones (Unicode TR39's confusables), by block.
+LOOKALIKE_SCRIPTS = (((0x0370, 0x03FF), "Greek"), ((0x1F00, 0x1FFF), "Greek"), ((0x0400, 0x052F), "Cyrillic"),
+                     ((0x1C80, 0x1C8F), "Cyrillic"), ((0x2DE0, 0x2DFF), "Cyrillic"), ((0xA640, 0xA69F), "Cyrillic"),
+                     ((0x0530, 0x058F), "Armenian"), ((0x13A0, 0x13FF), "Cherokee"), ((0xAB70, 0xABBF), "Cherokee"),
+                     ((0x2C80, 0x2CFF), "Coptic"), ((0x2100, 0x218F), "styled"), ((0x24B6, 0x24E9), "styled"),
+                     ((0xFF21, 0xFF5A), "styled"), ((0x1D400, 0x1D7FF), "styled"), ((0x1F130, 0x1F189), "styled"))
+# Letters of those scripts drawn like a Latin letter in common fonts (TR39's confusables.txt
+# lists these among others): а е о р с у х і ј ѕ һ ԁ ԛ ԝ ӏ ԍ ү and capitals; Greek ο ρ ν and
+# capitals; Armenian օ ո ս հ ց; Cherokee capitals. Styled Latin is a lookalike whole.
+LATIN_SHAPED = frozenset(
+    "\u0430\u0435\u043e\u0440\u0441\u0443\u0445\u0456\u0458\u0455\u04bb\u0501\u051b\u051d\u04cf"
+    "\u050d\u04af\u0410\u0412\u0415\u041a\u041c\u041d\u041e\u0420\u0421\u0422\u0425\u0405\u0406"
+    "\u0408\u04ae\u051a\u051c\u03bf\u03c1\u03bd\u0391\u0392\u0395\u0396\u0397\u0399\u039a\u039c"
+    "\u039d\u039f\u03a1\u03a4\u03a5\u03a7\u0585\u0578\u057d\u0570\u0581\u13aa\u13f4\u13df\u13ac"
+    "\u13bb\u13c6\u13e6\u13de\u13b7\u13e2\u13da\u13a2\u13d9\u13b3\u13c3\u13d4")
 KEYCAP_BASES = "0123456789#*"
 JOINING_SCRIPTS = ((0x0620, 0x074F), (0x0750, 0x077F), (0x07C0, 0x07FF), (0x0840, 0x085F), (0x0860, 0x089F),
                    (0x08A0, 0x08FF), (0x1820, 0x18AA), (0xA840, 0xA877), (0xFB50, 0xFDFF), (0xFE70, 0xFEFC),
@@ -103,13 +134,14 @@ def _escaped(text: str) -> str:
         return text.translate(_ESCAPES)
     table = _table or _build()
     shown = text.translate(table)
-    if "\\U000e" not in shown and not any(c in text for c in BMP_CONTEXT):
+    lookalikes = _lookalike_letters(text)
+    if not lookalikes and "\\U000e" not in shown and not any(c in text for c in BMP_CONTEXT):
         return shown  # no character whose company decides (a few fast scans)
     out: list[str] = []
     start = 0
-    for i in _context_positions(text):
+    for i in sorted(set(_context_positions(text)) | lookalikes):
         out.append(text[start:i].translate(table))
-        out.append(text[i] if _kept(text, i) else escape(text[i]))
+        out.append(text[i] if i not in lookalikes and _kept(text, i) else escape(text[i]))
         start = i + 1
     out.append(text[start:].translate(table))
     return "".join(out)
@@ -117,8 +149,72 @@ def _escaped(text: str) -> str:
 
 def _build() -> dict[int, str]:
     _table.update(_ESCAPES)
-    _table.update({c: escape(chr(c)) for c in INVISIBLE if c >= 0x10000 or chr(c) not in CONTEXT})
+    _table.update({c: escape(chr(c)) for c in (*INVISIBLE, *SPACES) if c >= 0x10000 or chr(c) not in CONTEXT})
     return _table
+
+
+# Every letter of LOOKALIKE_SCRIPTS, deleted by one C-speed translate: text without any
+# (nearly all of it) is not looked at letter by letter. Built on first use.
+_lookalike_table: dict[int, None] = {}
+_script_of: dict[str, str] = {}
+
+
+def _script(char: str) -> str:
+    """The lookalike script of a letter ("Latin", "Cyrillic", ..., "styled"), "" for any other."""
+    found = _script_of.get(char)
+    if found is None:
+        code = ord(char)
+        found = "Latin" if char.isascii() else next((name for (lo, hi), name in LOOKALIKE_SCRIPTS
+                                                      if lo <= code <= hi), "")
+        if found == "styled":
+            import unicodedata
+
+            folded = unicodedata.normalize("NFKC", char)
+            found = "styled" if folded.isascii() and folded.isalpha() else ""
+        elif not found:
+            import unicodedata
+
+            found = "Latin" if unicodedata.name(char, "").startswith("LATIN ") else ""
+        _script_of[char] = found
+    return found
+
+
+def _lookalike_letters(text: str) -> set[int]:
+    """Positions of the letters that make a word look like another (the module's rule)."""
+    if not _lookalike_table:
+        _lookalike_table.update({c: None for (lo, hi), _ in LOOKALIKE_SCRIPTS for c in range(lo, hi + 1)})
+    if len(text.translate(_lookalike_table)) == len(text):
+        return set()
+    import unicodedata
+
+    words: list[list[tuple[int, str]]] = []
+    word: list[tuple[int, str]] = []
+    for i, char in enumerate(text):
+        if char.isalpha():
+            word.append((i, _script(char)))
+        elif not (word and unicodedata.category(char)[0] == "M"):  # a mark stays in its word
+            if word:
+                words.append(word)
+            word = []
+    if word:
+        words.append(word)
+    counts: dict[str, int] = {}
+    for word in words:
+        for _, script in word:
+            counts[script] = counts.get(script, 0) + 1
+    others = sum(n for script, n in counts.items() if script not in ("Latin", "styled", ""))
+    mostly_latin = counts.get("Latin", 0) + counts.get("styled", 0) > others
+    found: set[int] = set()
+    for word in words:
+        scripts = {script for _, script in word if script}
+        if len(scripts) > 1:
+            tally = {s: sum(1 for _, t in word if t == s) for s in scripts}
+            main = max(sorted(scripts, key=lambda s: s != "Latin"), key=lambda s: tally[s])
+            found.update(i for i, script in word if script and script != main)
+        elif scripts == {"styled"} or mostly_latin and scripts and scripts != {"Latin"} and \
+                all(text[i] in LATIN_SHAPED for i, _ in word):
+            found.update(i for i, _ in word)
+    return found
 
 
 def _context_positions(text: str) -> list[int]:
@@ -163,9 +259,9 @@ def _kept(text: str, i: int) -> bool:
             left = _base(text, i)
             return bool(left and after) and _within(left, JOINING_SCRIPTS) and _within(after, JOINING_SCRIPTS) \
                 and unicodedata.category(left)[0] == "L" and unicodedata.category(after)[0] == "L"
-        modified = before == VS16 or bool(before) and ord(before) in SKIN_TONES  # 🏳️‍🌈, 🧑🏽‍💻
-        left = (text[i - 2] if i >= 2 else "") if modified else before
-        return len(left) == 1 and len(after) == 1 and _pictograph(left) and _pictograph(after)
+        return _recommended_join(text, i)
+    if char == IDEOGRAPHIC_SPACE:
+        return any(c and _within(c, EAST_ASIAN) for c in (before, after))
     code = ord(char)
     if char in (VS15, VS16):
         return bool(before) and (_pictograph(before) or before in KEYCAP_BASES and after == "\u20e3")
@@ -179,6 +275,41 @@ def _kept(text: str, i: int) -> bool:
         start -= 1
     end = text.find(CANCEL_TAG, i)
     return start > 0 and text[start - 1] == "\U0001f3f4" and end >= 0 and text[start:end] in FLAGS
+
+
+def _element_before(text: str, end: int) -> int:
+    """Where the emoji element ending just before `end` starts (a pictograph, perhaps
+    with U+FE0F or a skin tone after it), or -1."""
+    i = end - 1
+    if i >= 0 and (text[i] == VS16 or ord(text[i]) in SKIN_TONES):
+        i -= 1
+    return i if i >= 0 and _pictograph(text[i]) else -1
+
+
+def _element_after(text: str, start: int) -> int:
+    """Where the emoji element starting at `start` ends, or -1."""
+    if start >= len(text) or not _pictograph(text[start]):
+        return -1
+    end = start + 1
+    if end < len(text) and (text[end] == VS16 or ord(text[end]) in SKIN_TONES):
+        end += 1
+    return end
+
+
+def _recommended_join(text: str, i: int) -> bool:
+    """Whether the ZWJ at `i` is inside an emoji ZWJ sequence Unicode recommends: the
+    whole chain of elements it joins, U+FE0F aside, is in core/emojizwj.py."""
+    lo = _element_before(text, i)
+    hi = _element_after(text, i + 1)
+    if lo < 0 or hi < 0:
+        return False
+    while lo > 0 and text[lo - 1] == ZWJ and _element_before(text, lo - 1) >= 0:
+        lo = _element_before(text, lo - 1)
+    while hi < len(text) and text[hi] == ZWJ and _element_after(text, hi + 1) >= 0:
+        hi = _element_after(text, hi + 1)
+    from gitmemfs.core.emojizwj import SEQUENCES
+
+    return text[lo:hi].replace(VS16, "") in SEQUENCES
 
 
 def json_safe(encoded: str) -> str:
