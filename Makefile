@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PREFIX ?= /usr/local
 
-.PHONY: venv test demo bench man completion lint matrix dist install uninstall clean fuzz screenshots powercut
+.PHONY: venv test demo bench man completion emoji lint matrix dist install uninstall clean fuzz screenshots powercut
 
 venv: $(STAMP)
 
@@ -44,6 +44,10 @@ screenshots: venv
 # bash, zsh and fish completion from the parsers (shtab, at build time only).
 completion: venv
 	$(PY) tools/make_completion.py
+
+# core/emojizwj.py: the emoji ZWJ sequences Unicode recommends (the emoji package's data).
+emoji: venv
+	$(PY) tools/make_emoji_zwj.py
 
 # ruff (the rules ruff.toml names), the import contract, and mypy over the package.
 lint: venv
