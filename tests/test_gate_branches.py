@@ -234,3 +234,24 @@ def test_a_tag_that_would_stand_in_for_the_branch_is_refused(served: dict[str, P
     git("push", "-q", "origin", ":refs/tags/v1", cwd=agent)
     git("update-ref", f"refs/tags/{tag}", old, cwd=srv)  # made on the server by hand
     git("push", "-q", "origin", f":refs/tags/{tag}", cwd=agent)
+
+
+def test_a_branch_deleted_by_hand_before_the_gates_first_push_comes_back_only_from_its_tip(
+        repo: Path, tmp_path: Path) -> None:
+    """A bare repository filled before its gate was installed (docs/hooks-and-ci.md's
+    way): main is deleted there by hand before any push went through the gate; a push
+    creating it again at a commit from before the protection is refused, because
+    installing the gate noted where main stood."""
+    write(repo, "system/human.md", memfile("About the human", "Likes tea.\n"))
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "human", cwd=repo)
+    old = head(repo)
+    assert memory("protect", "system/human.md", "-m", "keep it", cwd=repo).returncode == 0
+    srv = gated_server(repo, tmp_path / "srv.git")
+    git("config", "memory.approvalTrailers", "true", cwd=srv)  # no signers: the trailer counts
+    tip = git("rev-parse", "main", cwd=srv).stdout.strip()
+    git("update-ref", "-d", "refs/heads/main", cwd=srv)
+    stderr = refused(repo, "origin", f"{old}:refs/heads/main", server=srv)
+    assert CREATE_REFUSED in stderr and tip[:12] in stderr, stderr
+    git("push", "-q", "origin", "main", cwd=repo)  # at its tip it is taken
+    assert git("rev-parse", "main", cwd=srv).stdout.strip() == tip

@@ -12,8 +12,9 @@ keys, with `receive.certNonceSeed` set so the server asks for a signature), or
 move from where the memory stood: the tip the gate noted for it (every push it
 accepts notes where it leaves each memory branch, and a person's deletion where the
 branch was, so a branch deleted on the server by hand is judged from its last
-pushed tip too), else the tips of the other memory branches; only a repository with
-no memory branch at all, and no note, takes one at any commit (the first push).
+pushed tip too; installing the gate notes where each stands), else the tips of the
+other memory branches; only a repository with no memory branch at all, and no note,
+takes one at any commit (the first push).
 
 A tag named like a memory branch (`main`, `origin/main`, `HEAD`) is refused: in every
 clone that fetches it, `git rev-parse main` (and a CI's `git memory check
@@ -57,6 +58,15 @@ def protected(cwd: str, env: Mapping[str, str] | None = None) -> set[str]:
     for name in res.out.split() if res.code == 0 else ():
         found.add(name if name.startswith("refs/") else f"refs/heads/{name}")
     return found
+
+
+def note_tips(cwd: str, env: Mapping[str, str] | None = None) -> None:
+    """When the gate is installed: where each memory branch stands, as if a push had
+    left it there, so a branch deleted by hand before the gate took any push is
+    created again only from there (a bare repository filled before its gate)."""
+    guard = Guard(cwd, [], env)
+    noted = guard._deleted()
+    guard._write({ref: tip for ref, tip in guard._tips().items() if not noted.get(ref, "").startswith(tip)})
 
 
 def rewrites_allowed(cwd: str, env: Mapping[str, str] | None = None) -> bool:

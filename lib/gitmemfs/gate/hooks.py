@@ -330,6 +330,9 @@ def install(repo: Repo | Place | str, *, force: bool = False, names: tuple[str, 
     os.makedirs(folder, exist_ok=True)
     if where.bare:
         _durable_server(where)
+        from gitmemfs.gate import branches
+
+        branches.note_tips(where.common_dir)
     done = Installed(folder)
     for name, path, kind in plan:
         if kind == "portable":  # e.g. core.hooksPath pointing at a checkout's githooks/
