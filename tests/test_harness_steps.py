@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -137,5 +138,33 @@ def test_concurrent_stop_hooks_lose_no_step(repo: Path, tmp_path: Path) -> None:
         answers.append(proc.stdout.read())
     assert trigger.read_steps(str(common_dir(repo))) == count
     said = [json.loads(a)["systemMessage"] for a in answers if a.strip()]
-    assert said and all("uncommitted changes" in s for s in said), answers  # (once: best effort across processes)
+    assert len(said) == 1 and "uncommitted changes" in said[0], answers  # said once, by one of them
     assert not os.path.exists(common_dir(repo) / "dream" / "logs" / "background.log"), "no dream was started"
+
+
+
+SAY_ONCE = """
+import os, sys, time
+from types import SimpleNamespace
+from gitmemfs.harness import events
+go = sys.argv[2]
+while not os.path.exists(go):
+    time.sleep(0.001)
+print(events.once(SimpleNamespace(common_dir=sys.argv[1]), "s1", "dirty", "said") or "-")
+"""
+
+
+def test_a_note_is_said_once_when_hooks_ask_at_the_same_moment(repo: Path, tmp_path: Path) -> None:
+    """16 processes released at once ask to say the same note for one session: exactly
+    one says it (the look and the note are made under one lock), and the file keeps it once."""
+    import sys
+
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", SAY_ONCE, str(common_dir(repo)), str(go)],
+                              stdout=subprocess.PIPE, text=True) for _ in range(16)]
+    time.sleep(0.5)  # all of them started and waiting
+    go.write_text("")
+    answers = [proc.communicate(timeout=60)[0].strip() for proc in procs]
+    assert answers.count("said") == 1, answers
+    lines = (common_dir(repo) / "dream" / "said").read_text().splitlines()
+    assert lines == ["s1 dirty"], lines

@@ -58,24 +58,31 @@ def _open(memory_dir: str | None) -> Any:
 
 
 def once(repo: Any, session: str, reason: str, text: str) -> str:
-    """`text` the first time this session meets `reason`, else ''."""
+    """`text` the first time this session meets `reason`, else ''. Hooks of one session
+    run at the same moment (a Stop beside a PreCompact): the look and the note are made
+    under a lock on the file, so only one of them says it."""
     path = os.path.join(repo.common_dir, SAID_FILE)
     key = f"{session or '-'} {reason}"
     try:
-        with open(path, encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        lines = []
-    if key in lines:
-        return ""
-    try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write("\n".join([*lines, key][-SAID_KEEP:]) + "\n")
-        os.replace(tmp, path)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
     except OSError:
+        return text  # nowhere to note it: better said twice than never
+    try:
+        import fcntl  # only when there is something to say
+
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with os.fdopen(os.dup(fd), "r+", encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+            if key in lines:
+                return ""
+            fh.seek(0)
+            fh.truncate()
+            fh.write("\n".join([*lines, key][-SAID_KEEP:]) + "\n")
+    except (OSError, ValueError):
         pass
+    finally:
+        os.close(fd)  # and the lock with it
     return text
 
 
