@@ -91,6 +91,19 @@ def remote_lines(stderr: str) -> list[str]:
     return found
 
 
+def rejection(res: git.Result) -> str | None:
+    """The reason a `push --porcelain` was refused ('fetch first', 'non-fast-forward',
+    'pre-receive hook declined', ...), or None if it was not."""
+    for line in res.out.splitlines():
+        parts = line.split("\t")
+        if len(parts) >= 3 and parts[0] == "!":
+            summary = scrub(parts[2])  # the server's own words, for a person's terminal
+            if "(" in summary and summary.endswith(")"):
+                return summary[summary.index("(") + 1:-1]
+            return summary.strip("[] ") or "rejected"
+    return None
+
+
 def scrub(text: str) -> str:
     """Git's or the server's text without terminal controls (newlines and tabs kept):
     every line of theirs we report passes through here."""

@@ -108,10 +108,12 @@ def _push_one(repo: Repo, t: Target, fetched: list[str]) -> None:
             if t.label != "mirror":
                 repo.git("update-ref", f"refs/remotes/{t.label}/{t.branch}", "HEAD")
             return
-        last = _last_line(res)
+        last = network.rejection(res) or _last_line(res)
         if "stale info" not in res.out + res.err and "fetch first" not in res.out + res.err:
-            raise MemfsError(f"redact: the push to {t.label} was refused ({last}); the local history is redacted: "
-                             "look at what the server says, then run git memory redact --push again")
+            said = network.remote_lines(res.err)  # the gate's own words: they say what to do
+            raise MemfsError(f"redact: the push to {t.label} was refused ({last}); the local history is redacted"
+                             + (". The server said: " + " | ".join(said) if said else "")
+                             + "; once that is dealt with, run git memory redact --push again")
     raise MemfsError(f"redact: {t.label} kept moving ({TRIES} tries, last: {last}); the local history is "
                      "redacted: run git memory redact --push again")
 

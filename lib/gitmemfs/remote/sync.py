@@ -44,7 +44,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.gate import check
 from gitmemfs.remote import auth as authmod
 from gitmemfs.remote.backoff import Backoff
-from gitmemfs.remote.network import Network, RemoteError, remote_lines, scrub
+from gitmemfs.remote.network import Network, RemoteError, rejection, remote_lines, scrub
 
 Notify = Callable[[str], None]
 SYNC_RECORD = "memory-sync.json"
@@ -412,7 +412,7 @@ class _Sync:
             except RemoteError as exc:
                 return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
                                    error=exc.message, remote_lines=exc.remote)
-            rejected = _rejection(res)
+            rejected = rejection(res)
             if rejected is None:
                 self.backoff.landed()
                 return self.result(PUSHED, self.pushed_message(len(commits)), pushed=commits)
@@ -503,7 +503,7 @@ class _Sync:
             return self.result(PUSH_FAILED, f"{exc.message}. Your commits are kept locally.",
                                error=exc.message, remote_lines=exc.remote)
         said = remote_lines(res.err)
-        rejected = _rejection(res)
+        rejected = rejection(res)
         if rejected is not None:  # the gate (or another hook) refused the commits themselves
             self.rejections[rejected] = self.rejections.get(rejected, 0) + 1
             return self.refused(rejected, said)
@@ -697,20 +697,7 @@ def _said(lines: list[str]) -> str:
 
 def _push_answered(res: git.Result) -> bool:
     """A push the remote answered with a refusal: final, not a network failure."""
-    return _rejection(res) is not None
-
-
-def _rejection(res: git.Result) -> str | None:
-    """The reason a `push --porcelain` was refused ('fetch first', 'non-fast-forward',
-    'pre-receive hook declined', ...), or None if it was not."""
-    for line in res.out.splitlines():
-        parts = line.split("\t")
-        if len(parts) >= 3 and parts[0] == "!":
-            summary = scrub(parts[2])  # the server's own words, for a person's terminal
-            if "(" in summary and summary.endswith(")"):
-                return summary[summary.index("(") + 1:-1]
-            return summary.strip("[] ") or "rejected"
-    return None
+    return rejection(res) is not None
 
 
 def counts(repo: Repo, tracking: str | None) -> tuple[int, int]:
