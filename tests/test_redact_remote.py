@@ -258,3 +258,40 @@ def test_a_moved_clone_whose_push_conflicts_stays_moved(world: dict[str, Path]) 
         assert out["message"].startswith("Moved onto the redacted history") == (attempt == 0), out
         assert SECRET.encode() not in all_objects(two)
     assert (two / "notes/mine.md").read_text() == memfile("Mine", "mine [REDACTED]\n")
+
+
+def test_a_ref_left_on_the_old_history_holds_the_redaction_back(world: dict[str, Path]) -> None:
+    """A tag made on the history before the redaction would keep the secret on the
+    server (and in every clone that fetches tags): the redaction's push is refused,
+    naming the tag and the next step, the server unchanged; once the tag is deleted the
+    same redaction lands, and the secret is gone from the server's objects."""
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    git("push", "-q", "origin", "HEAD~3:refs/tags/v1", cwd=mem)  # a tag on a commit holding the secret
+    before = git("for-each-ref", cwd=srv).stdout
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert proc.returncode != 0, proc.stdout
+    assert "refs/tags/v1: still reaches commits this redaction replaces" in proc.stderr, proc.stderr
+    assert "git push origin :refs/tags/v1" in proc.stderr, proc.stderr
+    assert git("for-each-ref", cwd=srv).stdout == before
+    git("push", "-q", "origin", ":refs/tags/v1", cwd=mem)
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    git("reflog", "expire", "--expire=now", "--all", cwd=srv)
+    git("gc", "-q", "--prune=now", cwd=srv)
+    assert SECRET.encode() not in all_objects(srv)
+
+
+def test_a_stale_clone_cannot_bring_the_redacted_history_back(world: dict[str, Path]) -> None:
+    """After a redaction, a clone made before it still has the old commits: pushing one
+    of them back (as a tag, or a branch) is refused, so the secret does not return."""
+    mem, srv, tmp = world["mem"], world["srv"], world["tmp"]
+    stale = clone(srv, tmp / "stale")
+    old = head(stale)
+    proc = memory("redact", "--text-file", str(tmp / "secrets.txt"), "--push", cwd=mem)
+    assert proc.returncode == 0, proc.stderr
+    git("reflog", "expire", "--expire=now", "--all", cwd=srv)
+    git("gc", "-q", "--prune=now", cwd=srv)
+    for ref in ("refs/tags/keep", "refs/heads/backup"):
+        stderr = refused(stale, srv, "origin", f"{old}:{ref}")
+        assert f"{ref}: brings back commit" in stderr and "git memory sync" in stderr, stderr
+    assert SECRET.encode() not in all_objects(srv)

@@ -777,17 +777,20 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     A move that is not a fast-forward must be a verified redaction (gate/redaction.py),
     judged from the old tip's redacted twin; another rewrite of main is refused unless
     `memory.allowRewrite` is true. Deleting or re-creating a memory branch is such a
-    rewrite too (gate/branches.py). Non-commit objects are not checked. `note` (the
-    server's hook): an accepted push notes where it leaves the memory's branches.
+    rewrite too (gate/branches.py). A redaction leaves no other ref reaching what it
+    replaced, and no later push brings that back (gate/redacted.py). Non-commit objects
+    are not checked. `note` (the server's hook): an accepted push notes where it leaves
+    the memory's branches, and what a redaction replaced.
     """
     news = []
     moves = []
     refused = [rules.Problem(ref, REPLACE_REFUSED) for _old, new, ref in updates
                if ref.startswith("refs/replace/") and new not in ZERO]
     # The memory's branches: deleting or re-creating one is a rewrite (gate/branches.py).
-    from gitmemfs.gate import branches, redaction
+    from gitmemfs.gate import branches, redacted, redaction
     guard = branches.Guard(cwd, updates, env)
     refused += guard.problems
+    refused += redacted.brought_back(cwd, updates, env)  # what an accepted redaction replaced
     for old, new, ref in updates:
         if new in ZERO or not _is_commit(cwd, new, env):
             continue
@@ -797,9 +800,12 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
     if not news:
         return Report("push", refused, 0, 0)
     # Only a verified redaction rewrites history; it is judged from the old tip's twin.
-    judged, twins, rewrites = redaction.judge_moves(cwd, moves + guard.moves, env, protected=guard.protected,
-                                                    approved=guard.approved)
+    judged, twins, rewrites, redactions = redaction.judge_moves(cwd, moves + guard.moves, env,
+                                                                protected=guard.protected, approved=guard.approved)
     refused += rewrites
+    # A redaction leaves no ref behind that keeps what it removed (gate/redacted.py).
+    gone = [sha for old, new, _ref in redactions for sha in redacted.replaced(cwd, old, new, env)]
+    refused += redacted.still_reaching(cwd, gone, updates, env)
     # Every commit here is new, so the approvals are theirs (gate/approved.py): signed
     # trailers where the memory has allowed signers, never the pusher's environment then.
     report = commit_range(cwd, [*dict.fromkeys(news), "--not", "--all", *twins], scope, env)
@@ -821,6 +827,7 @@ def pushed(cwd: str, updates: Sequence[tuple[str, str, str]], scope: str | None 
         report.files += extra.files
     if note and report.ok:
         guard.note_accepted(updates)
+        redacted.note(cwd, gone, env)
     return report
 
 

@@ -289,17 +289,19 @@ def signed_as_required(cwd: str, record: str, env: dict[str, str] | None = None)
 
 def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str] | None = None, *,
                 protected: Collection[str] = (MAIN,), approved: Collection[str] = (),
-                ) -> tuple[list[tuple[str, str]], list[str], list[rules.Problem]]:
+                ) -> tuple[list[tuple[str, str]], list[str], list[rules.Problem], list[tuple[str, str, str]]]:
     """For the server gate: each moved ref `(old, new, ref)` as the tip-to-tip check
     should see it. A fast-forward stays as it is; a verified redaction is judged from
     the old tip's redacted twin (what the redaction itself changed is not the pusher's
     edit, and the twins are not new work: they are left out of the per-commit check,
     returned as `exclude`); any other rewrite of a `protected` ref (the memory's
     branches, gate/branches.py) is refused unless the server allows rewrites. A move a
-    person `approved` (a signed push) is theirs: neither refused nor judged tip to tip."""
+    person `approved` (a signed push) is theirs: neither refused nor judged tip to tip.
+    Last: the moves that are verified redactions, `(old, new, ref)`."""
     out: list[tuple[str, str]] = []
     exclude: list[str] = []
     problems: list[rules.Problem] = []
+    redactions: list[tuple[str, str, str]] = []
     allowed: bool | None = None
     for old, new, ref in moves:
         if ref in approved:
@@ -314,6 +316,7 @@ def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str]
                 continue
             out.append((found.image, new))
             exclude.append(found.image)
+            redactions.append((old, new, ref))
             continue
         if ref in protected:
             if allowed is None:
@@ -322,4 +325,4 @@ def judge_moves(cwd: str, moves: list[tuple[str, str, str]], env: dict[str, str]
             if not allowed:
                 problems.append(rules.Problem(ref, REFUSED))
         out.append((old, new))  # refused or not, what it would drop is said too
-    return out, exclude, problems
+    return out, exclude, problems, redactions
