@@ -31,7 +31,10 @@ def argparse_answer(argv: list[str]) -> dict | None:
             args, _parser = cli._parse(argv)
         except (UsageError, SystemExit):
             return None
-    return _plain(vars(args))
+    found = _plain(vars(args))
+    if found.get("rest", [])[:1] == ["--"]:  # as do_hook reads it: argparse may keep the `--` or not
+        found["rest"] = found["rest"][1:]
+    return found
 
 
 def fast_answer(argv: list[str]) -> dict | None:
@@ -55,6 +58,9 @@ def hook_lines(draw: st.DrawFn) -> list[str]:
 @example(argv=["hook", "claude-code", "stop", "--json"])
 @example(argv=["--memory-dir", "/m", "hook", "claude-code", "-"])
 @example(argv=["hook", "claude-code", "--", "stop"])
+@example(argv=["--memory-dir", "/m", "hook", "codex", "notify", "{}"])
+@example(argv=["hook", "codex", "notify", "--", "notify-send", "a b", "{}"])
+@example(argv=["hook", "codex", "notify", "-q", "{}"])
 def test_a_hook_line_read_without_argparse_is_read_as_argparse_reads_it(argv: list[str]) -> None:
     fast = fast_answer(argv)
     if fast is not None:
@@ -80,6 +86,22 @@ def test_a_stop_hook_imports_no_argparse_nor_typing(repo: Path, tmp_path: Path) 
             "sys.exit(code)")
     proc = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}", str(repo)],
                           input=payload, capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert (repo / ".git" / "dream" / "steps").read_text() == "1\n"
+
+
+def test_a_codex_notify_imports_no_argparse(repo: Path, tmp_path: Path) -> None:
+    """The line Codex runs after every turn (installer.py writes it; Codex appends the
+    turn's JSON) takes the same fast path: the step is counted, argparse never imported."""
+    git("config", "dream.trigger", "steps", cwd=repo)
+    payload = json.dumps({"type": "agent-turn-complete", "thread-id": "t1", "turn-id": "1"})
+    code = ("import sys; from gitmemfs.cli import memory; "
+            "code = memory.main(['--memory-dir', sys.argv[1], 'hook', 'codex', 'notify', sys.argv[2]]); "
+            "sys.stderr.write(' '.join(m for m in ('argparse', 'gettext') if m in sys.modules)); "
+            "sys.exit(code)")
+    env = {**os.environ, "CODEX_HOME": str(tmp_path / "codex")}
+    proc = subprocess.run([sys.executable, "-c", f"import sys; sys.path[:0] = {sys.path!r}; {code}", str(repo),
+                           payload], capture_output=True, text=True, cwd=tmp_path, env=env)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert (repo / ".git" / "dream" / "steps").read_text() == "1\n"
 

@@ -87,13 +87,22 @@ def _global_options(argv: Sequence[str]) -> tuple[dict[str, Any], int] | None:
 def parse_hook(argv: Sequence[str], handler: Callable[[], Any]) -> Args | None:
     """`hook claude-code EVENT` after the global options, the line Claude Code runs on
     every event (harness/claude_code.py writes it; argparse and its imports were a
-    fifth of a Stop hook), as argparse reads it; None for any other line.
-    `handler()` gives cmd_install's do_hook."""
+    fifth of a Stop hook), and `hook codex notify [--] WORDS... JSON`, the one Codex
+    runs after every turn, as argparse reads them (a leading `--` of the notify line
+    dropped, as do_hook drops it whether argparse kept it or not); None for any other
+    line. `handler()` gives cmd_install's do_hook."""
     head = _global_options(argv)
     if head is None:
         return None
     found, i = head
     rest = argv[i:]
+    if rest[:3] == ["hook", "codex", "notify"]:
+        words = list(rest[3:])
+        if words[:1] == ["--"]:
+            words.pop(0)
+        if any(w.startswith("-") for w in words):
+            return None  # argparse's own reading of dashes in a REMAINDER: let it
+        return Args(**found, command="hook", harness="codex", event="notify", rest=words, func=handler())
     if len(rest) != 3 or rest[:2] != ["hook", "claude-code"] or not _plain(rest[2]):
         return None
     return Args(**found, command="hook", harness="claude-code", event=rest[2], rest=[], func=handler())
