@@ -417,6 +417,29 @@ def test_description_is_what_compile_shows_both_ways(srv, tmp_path):
     assert sync(repo)[1]["state"] == "clean"
     assert srv.stores[SID].description == "tastes, habits, plans"
     assert "memory_store" not in memory("compile", "--compat", "letta", cwd=repo).stdout
+    # What a session starts with and what MCP's compile gives are that same text.
+    block = '<memory_store name="notes">\ntastes, habits, plans\n</memory_store>'
+    start = subprocess.run(["git", "memory", "--memory-dir", str(repo), "hook", "claude-code", "session-start"],
+                           input=json.dumps({"session_id": "s", "source": "startup", "cwd": str(tmp_path)}),
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert block in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"], start.stdout
+    git("config", "memory.storeDescription", "changed again", cwd=repo)  # config, not a commit: seen at once
+    start = subprocess.run(["git", "memory", "--memory-dir", str(repo), "hook", "claude-code", "session-start"],
+                           input=json.dumps({"session_id": "s", "source": "resume", "cwd": str(tmp_path)}),
+                           capture_output=True, text=True, cwd=tmp_path)
+    assert "\nchanged again\n</memory_store>" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+    pytest.importorskip("mcp", reason="the [mcp] extra is not installed")
+    import os
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    async def compiled() -> str:
+        params = StdioServerParameters(command="git", args=["memory", "mcp"], cwd=str(repo), env=dict(os.environ))
+        async with Client(params) as c:
+            result = await c.call_tool("compile", {})
+            return "".join(getattr(b, "text", "") for b in result.content)
+    assert '<memory_store name="notes">\nchanged again\n</memory_store>' in anyio.run(compiled)
 
 
 # -- dreams ---------------------------------------------------------------------------------

@@ -110,7 +110,7 @@ def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
     snap = snapshot.load(repo.root, args.rev)
     layout = _layout(repo, snap)
     root = repo.root if args.absolute else compiler.MEMORY_DIR
-    store = _store(repo)
+    store = compiler.hosted_store(repo.cfg)
     projection, memory = compiler.project(snap, compat=args.compat, root=root,
                                           quote_path=repo.cfg_bool("core.quotePath", True),
                                           cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
@@ -123,16 +123,6 @@ def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
     if memory is not None and not ctx.quiet:
         _warn([d for d in memory.blocks if d.problem])
     return CompileResult(text, {})
-
-
-def _store(repo: Any) -> dict[str, str] | None:
-    """A hosted store's name and description, as its last sync left them in config
-    (remote/store.py): the store does not version them, so neither does the commit."""
-    url = repo.cfg("memory.store")
-    if not url:
-        return None
-    return {"id": url.split(":", 1)[-1], "name": repo.cfg("memory.storeName") or "",
-            "description": repo.cfg("memory.storeDescription") or ""}
 
 
 def _layout(repo: Any, snap: snapshot.Snapshot) -> str:
@@ -180,7 +170,7 @@ def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
     snap = snapshot.load(repo.root, args.rev)
     layout = _layout(repo, snap)
     projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
-                                     hosted=_store(repo))
+                                     hosted=compiler.hosted_store(repo.cfg))
     report = tokens.count(projection, snap.revision, args.budget, layout)
     code = 1 if report.over_budget else 0
     if code and not ctx.json:

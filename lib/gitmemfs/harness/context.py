@@ -8,7 +8,8 @@ and most of those find the memory where the last one left it. Compiling a
 The text is a function of the commit, the settings passed to the compiler and
 the compiler's own code, so it is kept in one file in the git dir under that key;
 a key that differs in anything (another commit, memory.layout, core.quotePath,
-the memory's folder, another release or an edited module of core/ or view/)
+the memory's folder, a hosted store's description, another release or an edited
+module of core/ or view/)
 compiles again and replaces it. Like compile's descriptions cache next to it, a
 file that cannot be read or written is simply not used.
 """
@@ -35,7 +36,7 @@ def compiled(repo: Any) -> str:
         return compile_text(repo, "HEAD")
     path = os.path.join(repo.common_dir, CACHE_FILE)
     key = HEADER + json.dumps([head, repo.cfg("memory.layout"), repo.cfg_bool("core.quotePath", True),
-                               repo.root, code_stamp()]) + "\n"
+                               repo.root, code_stamp(), compiler_store(repo)]) + "\n"
     try:
         with open(path, encoding="utf-8", newline="") as fh:
             if fh.readline() == key:
@@ -64,8 +65,16 @@ def compile_text(repo: Any, rev: str) -> str:
     layout = compiler.layout_of(snap, repo.cfg("memory.layout"))
     projection, _ = compiler.project(snap, root=repo.root, layout=layout,
                                      quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, "memory-descriptions.cache"))
+                                     cache=os.path.join(repo.common_dir, "memory-descriptions.cache"),
+                                     hosted=compiler.hosted_store(repo.cfg))
     return projection.text
+
+
+def compiler_store(repo: Any) -> dict[str, str] | None:
+    """A hosted store's name and description (config, not the commit): part of the key."""
+    from gitmemfs.view import compile as compiler
+
+    return compiler.hosted_store(repo.cfg)
 
 
 def code_stamp() -> str:

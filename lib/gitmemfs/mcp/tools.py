@@ -414,7 +414,8 @@ def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
 
     snap = snapshot.load(repo.root, rev)
     projection, _ = compiler.project(snap, quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout_of(repo, snap))
+                                     cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout_of(repo, snap),
+                                     hosted=compiler.hosted_store(repo.cfg))
     return projection.text, snap.revision
 
 

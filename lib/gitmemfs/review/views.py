@@ -51,7 +51,7 @@ def limits_of(snap: Any, layout: str) -> constraints.Constraints:
 
 # The prompt's figures of the last few commits shown: a commit never changes, and the
 # overview is the page a person reloads (a 10,000-file compile is most of its time).
-_PROMPTS: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
+_PROMPTS: OrderedDict[tuple[str, str, str, str], dict[str, Any]] = OrderedDict()
 _PROMPTS_KEPT = 8
 _PROMPTS_LOCK = threading.Lock()  # requests run in worker threads
 
@@ -60,13 +60,15 @@ def prompt(repo: Repo, head: str | None = None) -> dict[str, Any]:
     """The compiled prompt's size against its limits, per pinned file, at HEAD (`head`
     when the caller has read it)."""
     # A commit and the configured layout decide everything below: look before listing it.
-    key = (repo.root, head or repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "")
+    store = compiler.hosted_store(repo.cfg)  # a hosted store's description is in the prompt too
+    key = (repo.root, head or repo.head() or "", repo.cfg(layouts.CONFIG_KEY) or "", repr(store))
     with _PROMPTS_LOCK:
         if key in _PROMPTS:
             return _PROMPTS[key]
     snap = load(repo.root, key[1] or "HEAD")
     layout = _layout(repo, snap)
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout)
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout,
+                                     hosted=store)
     report = tokens.count(projection, snap.revision, None, layout)
     limits = limits_of(snap, layout)
     rows = []

@@ -367,6 +367,17 @@ def _letta_payload(doc: Doc, pad: str) -> Iterable[str]:
 
 # --- entry points -----------------------------------------------------------------------
 
+def hosted_store(cfg: Callable[[str], str | None]) -> dict[str, str] | None:
+    """A hosted store's name and description, as its last sync left them in the memory's
+    config (`cfg`, Repo.cfg; remote/store.py writes them): the store does not version
+    them, so neither does a commit. None for a memory of another kind."""
+    url = cfg("memory.store")
+    if not url:
+        return None
+    return {"id": url.split(":", 1)[-1], "name": cfg("memory.storeName") or "",
+            "description": cfg("memory.storeDescription") or ""}
+
+
 def project(snapshot: Snapshot, *, compat: str | None = None, quote_path: bool = True,
             root: str = MEMORY_DIR, cache: str | None = None,
             layout: str | None = None, hosted: dict[str, str] | None = None) -> tuple[Projection, Memory | None]:

@@ -117,5 +117,6 @@ def prompt_tokens(repo: Any, rev: str) -> int:
 
     snap = load(repo.root, rev)
     layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout)
+    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
+                                     hosted=compiler.hosted_store(repo.cfg))
     return count(projection, snap.revision, None, layout).total_tokens
