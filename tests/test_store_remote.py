@@ -149,6 +149,23 @@ def test_limits_refused_before_sending(srv, tmp_path):
     assert "/system/big.md" not in by_path(srv)
 
 
+def test_more_memories_than_a_store_holds_are_refused_before_sending(srv, tmp_path):
+    """A store holds 2,000 memories: a commit that would make 2,001 is refused whole,
+    nothing sent (the create past the limit would fail half-way through a sync)."""
+    repo = cloned(srv, tmp_path)
+    for i in range(2000):  # beside system/notes.md: 2,001 files
+        path = repo / "reference" / f"d{i // 100:02d}" / f"n{i:04d}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(memfile(f"note {i}", "x\n"))
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "--no-verify", "-m", "many notes", cwd=repo)
+    writes = [r for r in srv.requests if r[0] != "GET"]
+    res, out = sync(repo)
+    assert res.returncode == 1 and out["state"] == "check_failed", out
+    assert "2,001 files, over the store's limit of 2,000 memories" in out["message"], out
+    assert [r for r in srv.requests if r[0] != "GET"] == writes
+
+
 def test_rules_refused_before_sending(srv, tmp_path):
     repo = cloned(srv, tmp_path)
     write(repo, "system/notes.md", "no front matter at all\n")

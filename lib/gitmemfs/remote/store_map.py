@@ -20,6 +20,7 @@ from gitmemfs.core.repo import Repo
 from gitmemfs.remote import store_state as st
 
 MAX_BYTES = 102_400            # the store's cap per memory (the SDK's docstrings)
+MAX_MEMORIES = 2_000           # and per store
 MAX_SEGMENTS = 20
 MAX_PATH_BYTES = 1024
 

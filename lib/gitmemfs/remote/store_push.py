@@ -22,6 +22,7 @@ import hashlib
 from typing import Any
 
 from gitmemfs.core.repo import Repo
+from gitmemfs.remote import store_map
 from gitmemfs.remote import store_state as st
 from gitmemfs.remote.store_map import limit_problem
 
@@ -65,7 +66,15 @@ def changes(repo: Repo, before: str, sha: str) -> list[tuple[str, str, str]]:
 
 
 def limits(repo: Repo, steps: list[tuple[str, str]]) -> list[str]:
+    """Why the store would refuse what these commits send, found before any is sent:
+    a file over its limits, or more memories than a store holds after any step."""
     problems = []
+    for _before, sha in steps:
+        count = len(repo.git("ls-tree", "-r", "-z", "--name-only", sha).out.split("\0")) - 1
+        if count > store_map.MAX_MEMORIES:
+            problems.append(f"{count:,} files, over the store's limit of {store_map.MAX_MEMORIES:,} memories "
+                            "(remove some, or keep a part in another store)")
+            break
     for before, sha in steps:
         for status, path, _ in changes(repo, before, sha):
             if status != "D":
