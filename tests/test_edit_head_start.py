@@ -100,9 +100,9 @@ def test_a_change_made_while_the_status_ran_is_not_missed(mem: Path) -> None:
 
 def test_an_edit_runs_git_only_to_check_and_commit(mem: Path, tmp_path: Path) -> None:
     """`git memory` as users run it (git's exec path first on PATH, the system settings
-    on): the repository and its settings come from git's own files, once; the only
-    git processes are the clean check, the commit, the new HEAD and git's detached
-    housekeeping."""
+    on): the repository and its settings come from git's own files, once, and the new
+    HEAD from the ref file (core/gitfiles/refs.py); the only git processes are the
+    clean check, the commit and git's detached housekeeping."""
     trace = tmp_path / "trace"
     env = {"GIT_CONFIG_NOSYSTEM": "0", "GIT_TRACE": str(trace)}  # over the hermetic environment
     proc = memory("str_replace", "system/contacts.md", "Sarah", "Sara", "-m", "spelling", cwd=mem, env=env)
@@ -110,5 +110,4 @@ def test_an_edit_runs_git_only_to_check_and_commit(mem: Path, tmp_path: Path) ->
     runs = [line.split("trace: built-in: git ", 1)[1] for line in trace.read_text().splitlines()
             if "trace: built-in: git " in line]
     runs = [run for run in runs if not run.startswith("maintenance ")]
-    assert [run.split()[0] for run in runs] == ["status", "commit", "rev-parse"], runs
-    assert "--show-toplevel" not in runs[2], "the new HEAD is asked for, not where the repository is"
+    assert [run.split()[0] for run in runs] == ["status", "commit"], runs
