@@ -376,6 +376,9 @@ def test_http_serves_tools_and_checks_origin(mem: Path) -> None:
         assert subject(mem) == "said over http"
         assert raw_post(url, {"Origin": "http://evil.example"}) == 403
         assert raw_post(url, {"Origin": "http://127.0.0.1:1234"}) != 403
+        port = url.split("://", 1)[1].split("/", 1)[0].rsplit(":", 1)[1]
+        assert raw_post(url, {"Host": f"evil.example:{port}"}) == 403  # DNS rebinding
+        assert raw_post(url, {"Host": f"localhost:{port}"}) != 403
 
 
 def test_http_bearer_token(mem: Path) -> None:

@@ -255,12 +255,12 @@ class MemoryServer:
                  owner: Any = None, **gate: Any) -> Any:
         """The streamable HTTP endpoint /mcp behind our gate (also mounted by `git memory serve`).
         `owner`: the principal of a request's grant; a session then answers only to it."""
-        allowed = [f"http://{h}" for h in policy.patterns()] + policy.origins
-        # The SDK checks Host and Origin on its endpoint; our gate checks the token.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=policy.patterns(),
-                                             allowed_origins=allowed)
+        # Host, Origin and the token are checked by our gate (web/), as for every server of
+        # ours; the SDK's own Host and Origin check is off, so it is not made twice.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
         app = self.low.streamable_http_app(host=host, transport_security=security)
-        return Gate(app if owner is None else Owned(app, owner), tokens, advice=advice, **gate)
+        return Gate(app if owner is None else Owned(app, owner), tokens, hosts=policy, origins=True, advice=advice,
+                    **gate)
 
     async def serve_http(self, host: str, port: int, tokens: TokenTable, origins: list[str]) -> None:
         import uvicorn

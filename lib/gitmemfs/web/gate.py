@@ -1,7 +1,8 @@
 """The ASGI wrapper in front of a server's app: nothing reaches the app unless it passes.
 
 In order: the Host header must name the server (hosts.HostPolicy; DNS rebinding), else
-403; OAuth discovery paths answer 404 (no server of ours has an authorization server,
+403, and with `origins`, an Origin header must name it too (HostPolicy.origin_named;
+another site's page), else 403; OAuth discovery paths answer 404 (no server of ours has an authorization server,
 and a client that finds none stops looking); with tokens, the request must carry one —
 `Authorization: Bearer <token>`, or with `cookie` set, that cookie — else 401. The
 agents a token may use travel with the request (scope[GRANT_KEY]).
@@ -54,7 +55,8 @@ class Gate:
     def __init__(self, app: Any, tokens: Tokens, *, hosts: HostPolicy | None = None,
                  cookie: str | None = None, advice: str = "send Authorization: Bearer <token>",
                  realm: str = "git-memory", text: bool = False, on_login: Any = None,
-                 admit: Callable[[Any], str | None] | None = None, basic: bool = False):
+                 admit: Callable[[Any], str | None] | None = None, basic: bool = False,
+                 origins: bool = False):
         self.app = app
         self.open = not callable(tokens) and not tokens  # no tokens at all: nothing to check
         table = tokens
@@ -62,6 +64,7 @@ class Gate:
         self.admit = admit
         self.basic = basic  # also Basic with the key as password (git's and Letta Code's way)
         self.hosts = hosts
+        self.origins = origins and hosts is not None
         self.cookie = cookie
         self.advice = advice
         self.realm = realm
@@ -76,6 +79,10 @@ class Gate:
             await self.refuse(send, 403, "forbidden_host", "this server answers only to "
                               + ", ".join(self.hosts.patterns()) + " (a Host header of another name is "
                               "refused: DNS rebinding)")
+            return
+        if self.origins and self.hosts is not None and not self.hosts.origin_named(header(scope, b"origin")):
+            await self.refuse(send, 403, "forbidden_origin", "a request from another site's page is refused "
+                              "(its Origin header names another server)")
             return
         if str(scope.get("path", "")).startswith("/.well-known/"):
             await self.refuse(send, 404, "not_found", "this server does not use OAuth; " + self.advice)

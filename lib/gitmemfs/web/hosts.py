@@ -47,6 +47,15 @@ class HostPolicy:
             return False
         return self.port is None or port == str(self.port)
 
+    def origin_named(self, value: str | None) -> bool:
+        """An Origin naming this server (one of its names, on its port; any port when it
+        has none), or one added; none at all (not a browser) passes. What an API endpoint
+        takes, where a page served on another loopback port may be the client."""
+        if value is None:
+            return True
+        value = value.rstrip("/")
+        return value in self.origins or value.lower().startswith("http://") and self.host_ok(value[len("http://"):])
+
     def origin_ok(self, value: str | None, host: str | None) -> bool:
         """A same-origin request: Origin is http://<the Host it was sent to>, or one added."""
         if not value or value == "null":
