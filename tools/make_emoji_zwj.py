@@ -26,10 +26,8 @@ SEQUENCES = frozenset("""
 
 
 def sequences() -> list[str]:
-    import emoji
     from emoji.unicode_codes import EMOJI_DATA
 
-    del emoji
     return sorted({e.replace("\ufe0f", "") for e in EMOJI_DATA if "\u200d" in e})
 
 

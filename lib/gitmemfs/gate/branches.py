@@ -60,6 +60,21 @@ def protected(cwd: str, env: Mapping[str, str] | None = None) -> set[str]:
     return found
 
 
+_COMMON: dict[str, str] = {}  # cwd -> its git common dir, asked of git once per process
+
+
+def state_file(cwd: str, name: str, env: Mapping[str, str] | None = None) -> str:
+    """`name` in the git common dir of the repository at `cwd`: where the gate keeps its
+    notes (this module's, gate/redacted.py's)."""
+    where = os.path.abspath(cwd)
+    common = _COMMON.get(where) if env is None else None
+    if common is None:
+        common = os.path.join(where, git.run(["rev-parse", "--git-common-dir"], cwd=cwd, env=env).out.strip())
+        if env is None:
+            _COMMON[where] = common
+    return os.path.join(common, name)
+
+
 def note_tips(cwd: str, env: Mapping[str, str] | None = None) -> None:
     """When the gate is installed: where each memory branch stands, as if a push had
     left it there, so a branch deleted by hand before the gate took any push is
@@ -153,8 +168,7 @@ class Guard:
         return git.run(["cat-file", "-e", f"{sha}^{{commit}}"], cwd=self.cwd, env=self.env, check=False).code == 0
 
     def _path(self) -> str:
-        res = git.run(["rev-parse", "--git-common-dir"], cwd=self.cwd, env=self.env)
-        return os.path.join(self.cwd, res.out.strip(), DELETED)
+        return state_file(self.cwd, DELETED, self.env)
 
     def _deleted(self) -> dict[str, str]:
         try:

@@ -81,8 +81,9 @@ def brought_back(cwd: str, updates: Sequence[tuple[str, str, str]],
 
 
 def _path(cwd: str, env: dict[str, str] | None) -> str:
-    res = git.run(["rev-parse", "--git-common-dir"], cwd=cwd, env=env)
-    return os.path.join(cwd, res.out.strip(), NOTE)
+    from gitmemfs.gate.branches import state_file
+
+    return state_file(cwd, NOTE, env)
 
 
 def noted(cwd: str, env: dict[str, str] | None = None) -> set[str]:
