@@ -31,8 +31,14 @@ def trace(mem: Path, tmp_path: Path, old: str = "0100", new: str = "0111") -> li
     return out.read_text().splitlines()
 
 
+# strace splits a call that another process or thread interrupts (a detached `git
+# maintenance` is starting beside the edit): "fsync(4</x> <unfinished ...>", then
+# "<... fsync resumed>) = 0". A call's line ends either way.
+END = r"(?:\)| <unfinished \.\.\.>)"
+
+
 def first(lines: list[str], pattern: str, after: int = -1) -> int:
-    rx = re.compile(pattern)
+    rx = re.compile(pattern.replace(r">\)", ">" + END))
     for i, line in enumerate(lines):
         if i > after and rx.search(line):
             return i
