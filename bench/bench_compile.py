@@ -21,7 +21,6 @@ FIGURES = {
     "tree_100k_ms": (2000, "ms", "git memory tree end to end, 100,000-file repo"),
     "tokens_100k_ms": (None, "ms", "git memory tokens end to end, 100,000-file repo, warm"),
 }
-CACHE = os.path.join(".git", "memory-descriptions.cache")
 
 
 def _memfile(description: str, body: str) -> bytes:
@@ -75,9 +74,13 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
         if proc.returncode != 0:
             raise RuntimeError(f"git memory {' '.join(argv)} failed: {proc.stderr}")
 
+    from gitmemfs.core import cachedir  # where the installed package keeps it
+
+    cache = cachedir.path(os.path.join(repo, ".git"), cachedir.DESCRIPTIONS, create=False)
+
     def cold(_: int) -> None:
-        if os.path.exists(os.path.join(repo, CACHE)):
-            os.unlink(os.path.join(repo, CACHE))
+        if os.path.exists(cache):
+            os.unlink(cache)
         memory("compile")
 
     return {

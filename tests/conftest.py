@@ -57,6 +57,7 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_TEMPLATE_DIR", "")
@@ -64,6 +65,13 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Monke
     monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("GIT_MEMFS_PYTHON", sys.executable)
     return home
+
+
+def cache_of(repo: Path | str) -> Path:
+    """Where git-memfs keeps `repo`'s caches (core/cachedir.py), under the test's HOME."""
+    from gitmemfs.core.cachedir import folder
+
+    return Path(folder(os.path.join(repo, ".git")))
 
 
 def git(*args: str, cwd: Path | str, check: bool = True, input: str | None = None,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import commit_all, git, head, memfile, memory, snapshot, write
+from conftest import cache_of, commit_all, git, head, memfile, memory, snapshot, write
 from gitmemfs.core import redact
 from gitmemfs.core.snapshot import _read_any, _read_plain, read_doc
 from gitmemfs.view.collation import sort_key
@@ -485,7 +485,7 @@ def many_notes(repo: Path, count: int = 1000) -> None:
 
 def test_description_cache_end_to_end(repo: Path) -> None:
     many_notes(repo)
-    cache = repo / ".git" / "memory-descriptions.cache"
+    cache = cache_of(repo) / "descriptions"
     first = compile_ok(repo)
     lines = cache.read_text().splitlines()
     assert lines[0] == "git-memfs descriptions 1" and len(lines) == 1001

@@ -11,9 +11,10 @@ from pathlib import Path
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from conftest import git, memory
+from conftest import cache_of, git, memory
 from gitmemfs.cli import cmd_install, fastargs
 from gitmemfs.cli import memory as cli
+from gitmemfs.core import cachedir
 from gitmemfs.core.errors import UsageError
 from gitmemfs.harness import claude_code, context
 
@@ -123,7 +124,7 @@ def _compile(repo: Path) -> str:
 def test_session_start_gives_what_compile_prints_cached_by_commit(mem: Path, tmp_path: Path) -> None:
     """The context is `git memory compile --absolute` of HEAD, from harness/context.py's
     cache when nothing it depends on changed, compiled again when anything did."""
-    cache = mem / ".git" / context.CACHE_FILE
+    cache = cache_of(mem) / cachedir.PROJECTION
 
     def context_text() -> str:
         return _session_start(mem, tmp_path)["hookSpecificOutput"]["additionalContext"]
@@ -167,7 +168,7 @@ def test_session_start_leaves_the_index_to_the_agent(mem: Path, tmp_path: Path) 
 def test_session_end_compiles_the_next_session_start_in_the_background(mem: Path, tmp_path: Path) -> None:
     import time
 
-    cache = mem / ".git" / context.CACHE_FILE
+    cache = cache_of(mem) / cachedir.PROJECTION
     _session_start(mem, tmp_path)
     assert memory("create", "notes/later.md", "x\n", "-d", "Made after the start", "-m", "later",
                   cwd=mem).returncode == 0

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from conftest import LIB, commit_all, git, head, memfile, memory, snapshot, write
+from conftest import LIB, cache_of, commit_all, git, head, memfile, memory, snapshot, write
 
 sys.path.insert(0, str(LIB))
 
@@ -164,7 +164,7 @@ def test_the_index_follows_commits_survives_damage_and_read_only_git_dirs(repo: 
     write(repo, "notes/a.md", memfile("A", "the albatross\n"))
     commit_all(repo, "a")
     assert js("search", "albatross", cwd=repo)["count"] == 1
-    index = repo / ".git/memory-search/index.sqlite3"
+    index = cache_of(repo) / "search/index.sqlite3"
     assert index.exists()
     write(repo, "notes/b.md", memfile("B", "another albatross\n"))
     write(repo, "notes/a.md", memfile("A", "the pelican\n"))
@@ -175,12 +175,13 @@ def test_the_index_follows_commits_survives_damage_and_read_only_git_dirs(repo: 
     index.write_bytes(b"this is not a database" * 100)  # damaged: rebuilt
     assert js("search", "pelican", cwd=repo)["count"] == 1
     assert git("status", "--porcelain", cwd=repo).stdout == ""  # never in the work tree
-    # a git dir where the index can't be kept (here: its folder's name taken by a file, as a
-    # read-only mount would refuse it): the index is built in memory for the one search
-    shutil.rmtree(repo / ".git/memory-search")
-    (repo / ".git/memory-search").write_text("not a folder\n")
+    assert not (repo / ".git/memory-search").exists()  # kept outside the git dir an agent writes
+    # a cache folder where the index can't be kept (here: its folder's name taken by a file,
+    # as a read-only home would refuse it): the index is built in memory for the one search
+    shutil.rmtree(cache_of(repo) / "search")
+    (cache_of(repo) / "search").write_text("not a folder\n")
     assert js("search", "albatross", cwd=repo)["count"] == 1
-    assert (repo / ".git/memory-search").read_text() == "not a folder\n"
+    assert (cache_of(repo) / "search").read_text() == "not a folder\n"
 
 
 def test_concurrent_searches_and_commits_all_answer(repo: Path) -> None:
@@ -474,7 +475,7 @@ def test_a_long_lived_process_keeps_its_index_only_while_it_is_the_same_file(rep
     commit_all(repo, "a")
     mem = open_repo(str(repo))
     assert search(mem, "albatross").total == 1
-    folder = repo / ".git/memory-search"
+    folder = cache_of(repo) / "search"
     shutil.rmtree(folder)
     assert search(mem, "albatross").total == 1 and (folder / "index.sqlite3").exists()
     with open(folder / "index.sqlite3", "r+b") as fh:  # the same file, its pages overwritten

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import fast_import, git, head, memfile, memory, write
+from conftest import cache_of, fast_import, git, head, memfile, memory, write
 
 pytest.importorskip("git_filter_repo", reason="git-filter-repo is not installed (the redact extra)")
 
@@ -33,6 +33,12 @@ def reachable_objects(repo: Path) -> str:
     oids = "".join(line.split()[0] + "\n" for line in listed.splitlines() if line.strip())
     return subprocess.run(["git", "cat-file", "--batch"], cwd=repo, input=oids.encode(), capture_output=True,
                           check=True).stdout.decode("utf-8", "replace")
+
+
+def cached_bytes(repo: Path) -> bytes:
+    """Every file git-memfs keeps for `repo` in the person's cache folder."""
+    folder = cache_of(repo)
+    return b"".join(p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file())
 
 
 def build_history(repo: Path, commits: int) -> None:
@@ -84,6 +90,13 @@ def test_redact_forgets_everywhere_and_keeps_a_record(world: dict[str, Path]) ->
     assert plan["occurrences"] >= 5 and len(plan["files"]) == 4
     assert {"refs/heads/main", "refs/dreams/kept/20260101000000-deadbeef"} <= set(plan["refs"])
     assert SECRET.encode() in all_objects(mem)  # a dry run changes nothing
+    # what the caches keep: the search index and the compiled memory a session starts with
+    assert memory("search", "rotate", cwd=mem).returncode == 0
+    from gitmemfs.core.repo import open_repo
+    from gitmemfs.harness import context
+
+    assert SECRET in context.compiled(open_repo(str(mem)))  # system/ops.md is core memory
+    assert SECRET.encode() in cached_bytes(mem)
     done = memory("--json", "redact", "--text-file", str(secrets), "--push", "-m", "forget the prod key",
                   cwd=mem)
     assert done.returncode == 0, done.stderr
@@ -111,6 +124,7 @@ def test_redact_forgets_everywhere_and_keeps_a_record(world: dict[str, Path]) ->
     assert record.count("Memory-Redacted: text sha256:") == 2
     assert "redact — forget the prod key" in memory("log", "-n", "1", cwd=mem).stdout
     assert "No memory matches" in memory("search", "--history", SECRET, cwd=mem).stdout
+    assert SECRET.encode() not in cached_bytes(mem)  # the caches were forgotten, then rebuilt
     assert memory("status", cwd=mem).returncode == 0
 
 

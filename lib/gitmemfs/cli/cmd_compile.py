@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import sys
 
 from gitmemfs.cli.common import Report
+from gitmemfs.core import cachedir
 from gitmemfs.core.redact import redact
 from gitmemfs.core.visible import visible
 
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 COMPAT_MODES = ("letta",)
 
 MAX_WARNINGS = 10
-CACHE_FILE = "memory-descriptions.cache"  # in the git dir; see snapshot.DescriptionCache
 
 
 def register(sub: Any, common: argparse.ArgumentParser) -> None:
@@ -113,7 +112,7 @@ def do_compile(args: argparse.Namespace, ctx: Any) -> CompileResult:
     store = compiler.hosted_store(repo.cfg)
     projection, memory = compiler.project(snap, compat=args.compat, root=root,
                                           quote_path=repo.cfg_bool("core.quotePath", True),
-                                          cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
+                                          cache=repo.cache(cachedir.DESCRIPTIONS), layout=layout,
                                           hosted=store)
     text = projection.text
     if ctx.json:
@@ -169,7 +168,7 @@ def do_tokens(args: argparse.Namespace, ctx: Any) -> Report:
     repo = ctx.repo()
     snap = snapshot.load(repo.root, args.rev)
     layout = _layout(repo, snap)
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
+    projection, _ = compiler.project(snap, cache=repo.cache(cachedir.DESCRIPTIONS), layout=layout,
                                      hosted=compiler.hosted_store(repo.cfg))
     report = tokens.count(projection, snap.revision, args.budget, layout)
     code = 1 if report.over_budget else 0

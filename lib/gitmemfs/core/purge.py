@@ -1,13 +1,15 @@
 """Forgetting what a rewritten history held: after `git memory redact` rewrites the
 refs (admin/redact.py), or a clone moves onto a redacted history (remote/
-redaction_sync.py), everything that may still hold the old text goes: the search
-index, git's pointers to old commits, finished dream runs' private repositories,
+redaction_sync.py), everything that may still hold the old text goes: the memory's
+caches (core/cachedir.py: the search index, compile's descriptions, the compiled
+memory), git's pointers to old commits, finished dream runs' private repositories,
 reflogs, and then every unreachable object."""
 from __future__ import annotations
 
 import os
 import shutil
 
+from gitmemfs.core import cachedir
 from gitmemfs.core.errors import BusyError
 from gitmemfs.core.repo import FileLock, Repo
 
@@ -26,8 +28,15 @@ def dream_running(repo: Repo) -> bool:
 
 
 def forget_old_history(repo: Repo) -> None:
-    for name in ("memory-search", "filter-repo"):
+    cachedir.forget(repo.common_dir)  # the search index, descriptions and compiled text
+    # filter-repo's own notes, and where earlier versions kept the caches
+    for name in ("filter-repo", "memory-search"):
         shutil.rmtree(os.path.join(repo.common_dir, name), ignore_errors=True)
+    for name in ("memory-descriptions.cache", "memory-projection.cache"):
+        try:
+            os.unlink(os.path.join(repo.common_dir, name))
+        except OSError:
+            pass
     for name in ("ORIG_HEAD", "FETCH_HEAD"):
         try:
             os.unlink(os.path.join(repo.git_dir, name))

@@ -11,7 +11,7 @@ import fcntl
 import os
 import time
 
-from gitmemfs.core import durable, git, oserrors
+from gitmemfs.core import cachedir, durable, git, oserrors
 from gitmemfs.core.errors import BusyError, EnvironmentProblem, UsageError
 from gitmemfs.core.gitfiles import discovery, gitconfig, refs
 
@@ -127,6 +127,10 @@ class Repo:
         # An edit's journal was written under the lock: it, not an fsync of the git dir,
         # covers the index (core/writer.py `recover` resets it after a cut).
         self.journaled = False
+
+    def cache(self, name: str) -> str:
+        """`name` in this memory's cache folder, outside its git dir (core/cachedir.py)."""
+        return cachedir.path(self.common_dir, name)
 
     def __repr__(self) -> str:
         return f"Repo({self.root!r})"

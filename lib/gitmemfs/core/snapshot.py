@@ -260,7 +260,8 @@ def _clean_value(text: str) -> str:
 
 
 class DescriptionCache:
-    """External files' descriptions by blob id, kept between runs in the git dir.
+    """External files' descriptions by blob id, kept between runs in the memory's
+    cache folder (core/cachedir.py).
 
     The index of a large memory needs the description of every external file,
     i.e. reading and parsing every blob; between two sessions almost none of

@@ -6,7 +6,8 @@ and most of those find the memory where the last one left it. Compiling a
 1,000-file memory means listing the tree, reading the core files through
 `cat-file`, laying out the index and importing the compiler: most of the hook.
 The text is a function of the commit, the settings passed to the compiler and
-the compiler's own code, so it is kept in one file in the git dir under that key;
+the compiler's own code, so it is kept in one file in the memory's cache folder
+(core/cachedir.py: outside the git dir an agent's shell writes) under that key;
 a key that differs in anything (another commit, memory.layout, core.quotePath,
 the memory's folder, a hosted store's description, another release or an edited
 module of core/ or view/)
@@ -18,13 +19,12 @@ from __future__ import annotations
 import json
 import os
 
-from gitmemfs.core import git
+from gitmemfs.core import cachedir, git
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CACHE_FILE = "memory-projection.cache"  # in the git common dir
 HEADER = "git-memfs projection 1 "  # bump when what the key covers changes
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -34,7 +34,7 @@ def compiled(repo: Any) -> str:
     head = res.out.strip() if res.code == 0 else ""
     if not head:  # unborn (or damaged: the compiler says which)
         return compile_text(repo, "HEAD")
-    path = os.path.join(repo.common_dir, CACHE_FILE)
+    path = repo.cache(cachedir.PROJECTION)
     key = HEADER + json.dumps([head, repo.cfg("memory.layout"), repo.cfg_bool("core.quotePath", True),
                                repo.root, code_stamp(), compiler_store(repo)]) + "\n"
     try:
@@ -65,7 +65,7 @@ def compile_text(repo: Any, rev: str) -> str:
     layout = compiler.layout_of(snap, repo.cfg("memory.layout"))
     projection, _ = compiler.project(snap, root=repo.root, layout=layout,
                                      quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, "memory-descriptions.cache"),
+                                     cache=repo.cache(cachedir.DESCRIPTIONS),
                                      hosted=compiler.hosted_store(repo.cfg))
     return projection.text
 

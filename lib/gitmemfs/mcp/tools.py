@@ -17,9 +17,9 @@ is refused with the names it does. Models reach for other spellings (Anthropic's
 """
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
+from gitmemfs.core import cachedir
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.outcome import Outcome
 from gitmemfs.core.redact import mask_secrets, redact
@@ -28,7 +28,6 @@ from gitmemfs.core.repo import Repo
 if TYPE_CHECKING:
     from gitmemfs.edit.editor import Editor
 
-CACHE_FILE = "memory-descriptions.cache"  # the same file `git memory compile` keeps (cli/cmd_compile.py)
 
 
 class Arg(NamedTuple):
@@ -414,7 +413,7 @@ def compiled(repo: Repo, rev: str = "HEAD") -> tuple[str, str | None]:
 
     snap = snapshot.load(repo.root, rev)
     projection, _ = compiler.project(snap, quote_path=repo.cfg_bool("core.quotePath", True),
-                                     cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout_of(repo, snap),
+                                     cache=repo.cache(cachedir.DESCRIPTIONS), layout=layout_of(repo, snap),
                                      hosted=compiler.hosted_store(repo.cfg))
     return projection.text, snap.revision
 

@@ -27,8 +27,6 @@ from gitmemfs.dream import manage, state
 from gitmemfs.view.history import tree_diff
 from gitmemfs.view.tokens import prompt_tokens
 
-CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
-
 
 class Item:
     """One pending change, as the page shows it."""

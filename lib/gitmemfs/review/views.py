@@ -7,14 +7,13 @@ commits.
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from gitmemfs.core import constraints
+from gitmemfs.core import cachedir, constraints
 from gitmemfs.core import layout as layouts
 from gitmemfs.core.errors import MemfsError
 from gitmemfs.core.repo import Repo
@@ -67,7 +66,7 @@ def prompt(repo: Repo, head: str | None = None) -> dict[str, Any]:
             return _PROMPTS[key]
     snap = load(repo.root, key[1] or "HEAD")
     layout = _layout(repo, snap)
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, pending.CACHE_FILE), layout=layout,
+    projection, _ = compiler.project(snap, cache=repo.cache(cachedir.DESCRIPTIONS), layout=layout,
                                      hosted=store)
     report = tokens.count(projection, snap.revision, None, layout)
     limits = limits_of(snap, layout)

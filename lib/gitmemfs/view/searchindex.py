@@ -9,14 +9,15 @@ Fedora, Homebrew and conda builds all are), so the runtime stays `sh` + PyYAML; 
 is missing, `search` says so and how to get it (`Unavailable`).
 
 The index describes one tree, recorded in `meta`. Moving it to another tree (a new
-commit, `--rev`) reads only what `git diff-tree` says changed. It lives at
-`<git-common-dir>/memory-search/index.sqlite3`, is never committed, and is safe with
+commit, `--rev`) reads only what `git diff-tree` says changed. It lives in
+the memory's cache folder (core/cachedir.py: `~/.cache/git-memfs/memories/<git dir>/search/`),
+outside what an agent's shell writes, is never committed, and is safe with
 concurrent readers and writers: WAL mode, and a tree change is one `BEGIN IMMEDIATE`
 transaction that re-reads the recorded tree once it holds the lock. A damaged file is
-removed and built again; where the git directory can't be written (a read-only mount),
+removed and built again; where the cache folder can't be written (a read-only home, a sandbox),
 the index is built in memory for the one search.
 
-The file is not trusted (an agent with a shell can write rows into it, issue 34): before
+The file is still not trusted (whoever can write the person's home can write rows into it): before
 answering from it, its (path, blob) pairs are held to the tree's own listing (a row for
 a file the tree lacks, at another blob, or a tree file with no row, rebuilds it), once
 per process and again whenever another connection wrote it (`PRAGMA data_version`); and
@@ -32,6 +33,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from gitmemfs.core import cachedir
 from gitmemfs.core.errors import EnvironmentProblem
 from gitmemfs.core.repo import Repo
 from gitmemfs.core.snapshot import is_hidden, parse_batch
@@ -104,7 +106,7 @@ class Index:
         """The index of `repo`'s git directory. A long-lived process (the MCP server)
         keeps one connection per thread and file, used again while the file on disk is
         the same one (same inode): reopening costs more than the search."""
-        path = os.path.join(repo.common_dir, "memory-search", "index.sqlite3")
+        path = os.path.join(repo.cache(cachedir.SEARCH), "index.sqlite3")
         kept: dict[str, Index] = getattr(_KEPT, "indexes", {})
         cached = kept.get(path)
         if cached is not None:
@@ -135,7 +137,7 @@ class Index:
             raise Unavailable("search: this Python's SQLite has no FTS5 full-text engine; use a Python "
                               "built with a standard SQLite (python.org, Debian, Homebrew and conda builds "
                               "have it)")
-        folder = Path(repo.common_dir) / "memory-search"
+        folder = Path(repo.cache(cachedir.SEARCH))
         path = folder / "index.sqlite3"
         try:
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gitmemfs.core import cachedir
 from gitmemfs.core import layout as layouts
 from gitmemfs.view.compile import Projection
 
@@ -105,18 +106,16 @@ def count(projection: Projection, revision: str | None, budget: int | None = Non
     return TokenReport(revision, total, files, budget, layout)
 
 
-CACHE_FILE = "memory-descriptions.cache"  # the one cli/cmd_compile.py keeps in the git dir
 
 
 def prompt_tokens(repo: Any, rev: str) -> int:
     """The compiled prompt's tokens at `rev` (a commit of `repo`, a core.repo.Repo)."""
-    import os
 
     from gitmemfs.core.snapshot import load
     from gitmemfs.view import compile as compiler
 
     snap = load(repo.root, rev)
     layout = compiler.layout_of(snap, repo.cfg(layouts.CONFIG_KEY))
-    projection, _ = compiler.project(snap, cache=os.path.join(repo.common_dir, CACHE_FILE), layout=layout,
+    projection, _ = compiler.project(snap, cache=repo.cache(cachedir.DESCRIPTIONS), layout=layout,
                                      hosted=compiler.hosted_store(repo.cfg))
     return count(projection, snap.revision, None, layout).total_tokens
