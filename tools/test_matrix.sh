@@ -15,7 +15,7 @@ tests=${MATRIX_TESTS:-"tests/test_edit.py tests/test_hooks.py tests/test_hookles
     tests/test_newcomer.py tests/test_write_failures.py tests/test_discovery.py tests/test_gitconfig.py
     tests/test_index_lookup.py tests/test_fastargs.py tests/test_hotpath.py tests/test_architecture.py
     tests/test_mcp.py tests/test_anthropic.py tests/test_redact.py tests/test_server_hooks.py
-    tests/test_concurrency.py tests/test_nofollow.py"}
+    tests/test_concurrency.py tests/test_nofollow.py tests/test_attacks_caches.py"}
 # The fleet soak (minutes of load) runs once, in make test; every other test runs here.
 select=${MATRIX_SELECT:-not soak}
 status=0
