@@ -171,9 +171,11 @@ def test_a_kill_at_any_point_leaves_one_history_and_a_rerun_finishes(world: dict
         assert git("fsck", "--no-progress", cwd=mem).returncode == 0
     for _attempt in range(4):
         done = memory("redact", "--text-file", str(secrets), cwd=mem)
-        # A kill inside git's own ref transaction (or gc) leaves its lock file; git
-        # refuses until a person removes it, as its message says, and so do we.
-        stale = re.search(r"Unable to create '([^']+\.lock)': File exists", done.stderr)
+        # A kill inside git's own ref transaction (or gc) leaves its lock file, and a kill
+        # in pack-refs its packed-refs.new too; git refuses until a person removes the file
+        # its message names, and so do we.
+        stale = re.search(r"Unable to create '([^']+\.lock)': File exists", done.stderr) or \
+            re.search(r"unable to create file (\S+/packed-refs\.new): File exists", done.stderr)
         if done.returncode == 0 or stale is None:
             break
         os.unlink(stale.group(1))
