@@ -76,7 +76,7 @@ def run(workdir: str, repeat: int) -> dict[str, float]:
 
     from gitmemfs.core import cachedir  # where the installed package keeps it
 
-    cache = cachedir.path(os.path.join(repo, ".git"), cachedir.DESCRIPTIONS, create=False)
+    cache = cachedir.path(os.path.join(repo, ".git"), cachedir.DESCRIPTIONS)
 
     def cold(_: int) -> None:
         if os.path.exists(cache):

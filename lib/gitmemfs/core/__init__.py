@@ -25,5 +25,6 @@
     revision.py  naming commits and past files, with errors that say where to look
     memdiff.py   body-aware diffs (frontmatter keys apart from the body)
     jsoninput.py JSON from people and agents, read strictly (duplicate keys, depth, numbers)
-    purge.py     forgetting a rewritten history: reflogs, unreachable objects, the search index
+    cachedir.py  where the caches are kept: the person's cache folder, never the git dir
+    purge.py     forgetting a rewritten history: the caches, reflogs, unreachable objects
 """

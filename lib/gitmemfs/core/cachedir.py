@@ -35,18 +35,20 @@ def folder(common_dir: str) -> str:
     return os.path.join(root(), "memories", os.path.realpath(common_dir).lstrip(os.sep))
 
 
-def path(common_dir: str, name: str, create: bool = True) -> str:
-    """`name` in the memory's cache folder, the folder made (0700) when `create`. A
-    folder that can't be made (a read-only home, a sandbox) is left to the caller's
-    open to fail: every cache treats that as a miss."""
-    where = folder(common_dir)
-    if create:
-        try:  # the root 0700: the folders below it are made with the umask's mode
-            os.makedirs(root(), mode=0o700, exist_ok=True)
-            os.makedirs(where, mode=0o700, exist_ok=True)
-        except OSError:
-            pass
-    return os.path.join(where, name)
+def path(common_dir: str, name: str) -> str:
+    """`name` in the memory's cache folder; `prepare` it before writing."""
+    return os.path.join(folder(common_dir), name)
+
+
+def prepare(target: str) -> None:
+    """Make the folders `target` (a path from `path`) needs: the root 0700, since the
+    folders below it get the umask's mode. One that can't be made (a read-only home, a
+    sandbox) is left to the caller's write to fail: every cache takes that as a miss."""
+    try:
+        os.makedirs(root(), mode=0o700, exist_ok=True)
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+    except OSError:
+        pass
 
 
 def forget(common_dir: str) -> None:

@@ -16,7 +16,7 @@ import re
 import threading
 from typing import Iterable, NamedTuple
 
-from gitmemfs.core import git, integrity, memfile, rules
+from gitmemfs.core import cachedir, git, integrity, memfile, rules
 from gitmemfs.core.errors import MemfsError, UsageError
 from gitmemfs.core.memfile import Entry, FrontmatterError
 
@@ -297,6 +297,7 @@ class DescriptionCache:
         if current == self.known:
             return
         tmp = f"{self.path}.{os.getpid()}.tmp"
+        cachedir.prepare(self.path)
         try:
             with open(tmp, "w", encoding="utf-8") as fh:
                 fh.write(self.HEADER)

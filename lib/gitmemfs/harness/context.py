@@ -45,6 +45,7 @@ def compiled(repo: Any) -> str:
         pass
     text = compile_text(repo, head)
     tmp = f"{path}.{os.getpid()}.tmp"
+    cachedir.prepare(path)
     try:
         with open(tmp, "w", encoding="utf-8", newline="") as fh:
             fh.write(key + text)

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from gitmemfs.edit.editor import Editor
 
 
-
 class Arg(NamedTuple):
     kind: str  # string | integer | boolean | strings | range
     description: str

@@ -142,6 +142,7 @@ class Index:
         try:
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
                 raise OSError("not a folder")
+            cachedir.prepare(str(folder))
             folder.mkdir(mode=0o700, exist_ok=True)
             return cls(cls._connect(str(path)), repo, str(path))
         except sqlite3.DatabaseError:
