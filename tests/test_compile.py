@@ -483,6 +483,14 @@ def many_notes(repo: Path, count: int = 1000) -> None:
     commit_all(repo, "many notes")
 
 
+def test_a_small_memory_keeps_no_cache(repo: Path) -> None:
+    """Under 1,000 external files every description is read; nothing is kept, nowhere."""
+    fill(repo, {"notes/a.md": memfile("A", "body\n")})
+    assert "a.md — A" in compile_ok(repo)
+    assert not cache_of(repo).exists()
+    assert not (repo / ".git" / "memory-descriptions.cache").exists()
+
+
 def test_description_cache_end_to_end(repo: Path) -> None:
     many_notes(repo)
     cache = cache_of(repo) / "descriptions"
