@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 
 from gitmemfs.core import git, rules
+from gitmemfs.gate.branches import state_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -81,8 +82,6 @@ def brought_back(cwd: str, updates: Sequence[tuple[str, str, str]],
 
 
 def _path(cwd: str, env: dict[str, str] | None) -> str:
-    from gitmemfs.gate.branches import state_file
-
     return state_file(cwd, NOTE, env)
 
 

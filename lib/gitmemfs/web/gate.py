@@ -1,9 +1,9 @@
 """The ASGI wrapper in front of a server's app: nothing reaches the app unless it passes.
 
 In order: the Host header must name the server (hosts.HostPolicy; DNS rebinding), else
-403, and with `origins`, an Origin header must name it too (HostPolicy.origin_named;
-another site's page), else 403; OAuth discovery paths answer 404 (no server of ours has an authorization server,
-and a client that finds none stops looking); with tokens, the request must carry one —
+403; with `origins`, an Origin header must name it too (HostPolicy.origin_named: not
+another site's page), else 403; OAuth discovery paths answer 404 (no server of ours has
+an authorization server, and a client that finds none stops looking); with tokens, the request must carry one —
 `Authorization: Bearer <token>`, or with `cookie` set, that cookie — else 401. The
 agents a token may use travel with the request (scope[GRANT_KEY]).
 
@@ -64,7 +64,7 @@ class Gate:
         self.admit = admit
         self.basic = basic  # also Basic with the key as password (git's and Letta Code's way)
         self.hosts = hosts
-        self.origins = origins and hosts is not None
+        self.origins = hosts if origins else None  # the policy Origin is held to
         self.cookie = cookie
         self.advice = advice
         self.realm = realm
@@ -80,7 +80,7 @@ class Gate:
                               + ", ".join(self.hosts.patterns()) + " (a Host header of another name is "
                               "refused: DNS rebinding)")
             return
-        if self.origins and self.hosts is not None and not self.hosts.origin_named(header(scope, b"origin")):
+        if self.origins is not None and not self.origins.origin_named(header(scope, b"origin")):
             await self.refuse(send, 403, "forbidden_origin", "a request from another site's page is refused "
                               "(its Origin header names another server)")
             return
